@@ -1,0 +1,52 @@
+import { Router } from '@koa/router';
+import Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import type { ApiDeps } from './deps.js';
+import { AppError } from './errors.js';
+import { feedbackRouter } from './feedback.router.js';
+import { healthRouter } from './health.router.js';
+import { errorHandler } from './middleware/errors.js';
+import { requestLog } from './middleware/request-log.js';
+import { operatorRouter } from './operator.router.js';
+import { projectFeedbackRouter } from './project-feedback.router.js';
+import { projectsRouter } from './projects.router.js';
+import type { AppState } from './state.js';
+import { usersRouter } from './users.router.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** Builds the Koa application from its dependencies; it opens no connection itself. */
+export function buildApp(deps: ApiDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: false });
+  app.silent = true; // errors are logged by errorHandler, once, with the request id
+
+  const api = new Router<AppState>({ prefix: API_PREFIX });
+  for (const router of [
+    feedbackRouter(deps),
+    usersRouter(deps),
+    operatorRouter(deps),
+    projectsRouter(deps),
+    projectFeedbackRouter(deps),
+  ]) {
+    api.use(router.routes(), router.allowedMethods({ throw: true }));
+  }
+  const health = healthRouter(deps);
+
+  app.use(requestLog(deps.logger));
+  app.use(errorHandler(deps.logger));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '1mb',
+      strict: true,
+      onerror: (error) => {
+        const status = (error as { status?: number }).status;
+        if (status === 413) throw new AppError(413, 'body: too large (limit 1 MiB)');
+        throw new AppError(400, 'body: invalid JSON');
+      },
+    }),
+  );
+  app.use(health.routes());
+  app.use(api.routes());
+  return app;
+}

@@ -1,0 +1,80 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { findAccountByAdminTokenHash } from '../oltp/accounts.repo.js';
+import type { Sql } from '../oltp/db.js';
+import { findProject, findProjectByApiKeyHash, type ProjectWithPlan } from '../oltp/projects.repo.js';
+import { hashSecret } from '../secrets.js';
+import { forbidden, notFound, unauthorized } from './errors.js';
+import type { AppContext, AppState } from './state.js';
+import { isUuid } from './validation.js';
+
+/**
+ * X-API-Key authentication (SPEC 5): 401 without a valid key, 403 for a suspended project.
+ * Keys are compared by their sha256, so the lookup is one unique-index probe.
+ */
+export function apiKeyAuth(sql: Sql): Middleware<AppState> {
+  return async (ctx, next) => {
+    const key = ctx.get('x-api-key');
+    if (!key) throw unauthorized('missing X-API-Key header');
+    const project = await findProjectByApiKeyHash(sql, hashSecret(key));
+    if (!project) throw unauthorized('invalid API key');
+    if (project.suspended) throw forbidden('project is suspended');
+    ctx.state.project = project;
+    await next();
+  };
+}
+
+function bearerToken(ctx: AppContext): string | null {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+  return match?.[1] ?? null;
+}
+
+/** Admin bearer token of an account (DESIGN 3): 401 when missing or unknown. */
+export function adminAuth(sql: Sql): Middleware<AppState> {
+  return async (ctx, next) => {
+    const token = bearerToken(ctx);
+    if (!token) throw unauthorized('missing admin bearer token (Authorization: Bearer <token>)');
+    const account = await findAccountByAdminTokenHash(sql, hashSecret(token));
+    if (!account) throw unauthorized('invalid admin token');
+    ctx.state.account = account;
+    await next();
+  };
+}
+
+/** The operator token (env OPERATOR_TOKEN): compared in constant time. */
+export function operatorAuth(operatorToken: string): Middleware<AppState> {
+  const expected = hashSecret(operatorToken);
+  return async (ctx, next) => {
+    const token = bearerToken(ctx);
+    if (!token) throw unauthorized('missing operator bearer token (Authorization: Bearer <token>)');
+    if (!timingSafeEqual(hashSecret(token), expected)) throw unauthorized('invalid operator token');
+    await next();
+  };
+}
+
+/**
+ * Loads the `:id` project for an admin route: 404 when it does not exist, 403 when it belongs
+ * to another account, and 403 when suspended unless `allowSuspended` (the owner may still see
+ * and rename it).
+ */
+export async function ownedProject(
+  sql: Sql,
+  ctx: AppContext,
+  id: string,
+  options: { allowSuspended?: boolean } = {},
+): Promise<ProjectWithPlan> {
+  const account = ctx.state.account;
+  if (!account) throw unauthorized('missing admin bearer token');
+  const project = isUuid(id) ? await findProject(sql, id) : null;
+  if (!project) throw notFound('project not found');
+  if (project.account_id !== account.id) throw forbidden('no access to this project');
+  if (project.suspended && !options.allowSuspended) throw forbidden('project is suspended');
+  return project;
+}
+
+/** The project authenticated by X-API-Key; only valid behind apiKeyAuth. */
+export function keyProject(ctx: AppContext): ProjectWithPlan {
+  const project = ctx.state.project;
+  if (!project) throw unauthorized('missing X-API-Key header');
+  return project;
+}

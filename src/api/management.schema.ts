@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { PLANS } from '../plans.js';
+import { bodySchema } from './validation.js';
+
+const plan = z.enum(PLANS, { error: `must be one of ${PLANS.join(', ')}` });
+const projectName = z.string({ error: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters');
+
+/** POST /admin/accounts (operator). */
+export const CreateAccountBody = bodySchema({
+  email: z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters').transform((e) => e.toLowerCase()),
+  plan: plan.optional().default('free'),
+});
+export type CreateAccountBody = z.infer<typeof CreateAccountBody>;
+
+/** PATCH /admin/accounts/:id (operator). */
+export const UpdateAccountBody = bodySchema({ plan });
+export type UpdateAccountBody = z.infer<typeof UpdateAccountBody>;
+
+/** PATCH /admin/projects/:id (operator). */
+export const SuspendProjectBody = bodySchema({ suspended: z.boolean({ error: 'must be a boolean' }) });
+export type SuspendProjectBody = z.infer<typeof SuspendProjectBody>;
+
+/** POST /projects (account admin). */
+export const CreateProjectBody = bodySchema({ name: projectName });
+export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
+
+/** PATCH /projects/:id (account admin). */
+export const UpdateProjectBody = bodySchema({
+  name: projectName.optional(),
+  archived: z.boolean({ error: 'must be a boolean' }).optional(),
+}).refine((body) => body.name !== undefined || body.archived !== undefined, { error: 'name or archived is required' });
+export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;

@@ -1,0 +1,75 @@
+import type { Account } from '../oltp/accounts.repo.js';
+import type { CommentRow } from '../oltp/comments.repo.js';
+import type { FeedbackRow } from '../oltp/feedback.repo.js';
+import type { Project } from '../oltp/projects.repo.js';
+import type { SdkUserRow } from '../oltp/sdk-users.repo.js';
+
+/** Feedback as SPEC 2.1 spells it on the wire; internal columns such as project_id stay out. */
+export function presentFeedback(row: FeedbackRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    category: row.category,
+    user_id: row.user_id,
+    user_email: row.user_email,
+    vote_count: row.vote_count,
+    has_voted: row.has_voted,
+    comment_count: row.comment_count,
+    total_mrr: row.total_mrr === null ? null : Number(row.total_mrr),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    rejection_reason: row.rejection_reason,
+    merged_into_id: row.merged_into_id,
+    merged_at: row.merged_at ? row.merged_at.toISOString() : null,
+    merged_feedback_ids: row.merged_feedback_ids,
+  };
+}
+
+/** Comment, SPEC 2.5. */
+export function presentComment(row: CommentRow) {
+  return {
+    id: row.id,
+    content: row.content,
+    user_id: row.user_id,
+    is_admin: row.is_admin,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** SDK user, SPEC 2.6. */
+export function presentSdkUser(row: SdkUserRow) {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    mrr: row.mrr,
+    first_seen_at: row.first_seen_at.toISOString(),
+    last_seen_at: row.last_seen_at.toISOString(),
+  };
+}
+
+/** Project record (DESIGN 3). The API key appears only in the responses that create it. */
+export function presentProject(row: Project, apiKey?: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    ...(apiKey === undefined ? {} : { api_key: apiKey }),
+    archived: row.archived,
+    suspended: row.suspended,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Account record; the admin token appears only when the account is created. */
+export function presentAccount(row: Account, adminToken?: string) {
+  return {
+    id: row.id,
+    email: row.email,
+    plan: row.plan,
+    ...(adminToken === undefined ? {} : { admin_token: adminToken }),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { badRequest } from './errors.js';
+
+const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Request bodies accept camelCase and snake_case (SPEC 1, rule 2): `user_id` is read as `userId`.
+ * Only the object's own keys are renamed; free-form values such as event properties stay as sent.
+ * When both spellings are present the camelCase one wins.
+ */
+export function camelKeys(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const camel = snakeToCamel(key);
+    if (camel !== key && Object.hasOwn(value, camel)) continue;
+    out[camel] = v;
+  }
+  return out;
+}
+
+/** A request body schema: an object whose keys may arrive in either casing. */
+export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.preprocess(camelKeys, z.object(shape));
+}
+
+/** Turns the first zod issue into a reason that names the field, e.g. `title: is required`. */
+export function describeIssue(error: z.ZodError, input: unknown): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid request';
+  const field = issue.path.map(String).join('.');
+  const missing = issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined;
+  const message = missing ? 'is required' : issue.message;
+  return field ? `${field}: ${message}` : message;
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let current: unknown = camelKeys(input);
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/** Validates a JSON body; a failure is a 400 `{ error: true, reason }` naming the field. */
+export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw badRequest('body: must be a JSON object');
+  }
+  const result = schema.safeParse(body);
+  if (!result.success) throw badRequest(describeIssue(result.error, body));
+  return result.data;
+}
+
+/** Validates query parameters, read verbatim (no casing conversion, SPEC 1 rule 3). */
+export function parseQuery<T extends z.ZodType>(schema: T, query: Record<string, string | string[] | undefined>): z.infer<T> {
+  for (const [name, value] of Object.entries(query)) {
+    if (Array.isArray(value)) throw badRequest(`${name}: must be given at most once`);
+  }
+  const result = schema.safeParse(query);
+  if (!result.success) throw badRequest(describeIssue(result.error, query));
+  return result.data;
+}
+
+/** A query flag: `true`/`false` (also `1`/`0`). Anything else is a 400, not a silent false. */
+export const queryBoolean = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+/** A user id of the client app: an opaque, non-empty string (SPEC 8.1). */
+export const userIdSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must be at least 1 character')
+  .max(255, 'must be at most 255 characters');
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: string) => UUID_PATTERN.test(value);

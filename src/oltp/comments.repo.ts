@@ -1,0 +1,36 @@
+import type { Sql, SqlLike } from './db.js';
+import { lockFeedback } from './feedback.repo.js';
+
+export type CommentRow = { id: string; content: string; user_id: string; is_admin: boolean; created_at: Date };
+
+/** Comments of one item, oldest first; null when the item is not in the project. */
+export async function listComments(sql: SqlLike, projectId: string, feedbackId: string): Promise<CommentRow[] | null> {
+  const [feedback] = await sql`select 1 from feedbacks where id = ${feedbackId} and project_id = ${projectId}`;
+  if (!feedback) return null;
+  return sql<CommentRow[]>`
+    select id, content, user_id, is_admin, created_at
+    from comments
+    where feedback_id = ${feedbackId}
+    order by created_at asc, seq asc`;
+}
+
+/** Adds a comment and bumps comment_count in the same transaction; null when the item is not there. */
+export async function addComment(
+  sql: Sql,
+  projectId: string,
+  feedbackId: string,
+  input: { content: string; userId: string; isAdmin: boolean },
+): Promise<CommentRow | null> {
+  return sql.begin(async (tx) => {
+    const feedback = await lockFeedback(tx, projectId, feedbackId);
+    if (!feedback) return null;
+    const [comment] = await tx<CommentRow[]>`
+      insert into comments (feedback_id, user_id, content, is_admin)
+      values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin})
+      returning id, content, user_id, is_admin, created_at`;
+    await tx`
+      update feedbacks set comment_count = comment_count + 1, updated_at = now()
+      where id = ${feedbackId}`;
+    return comment as CommentRow;
+  });
+}

@@ -1,0 +1,268 @@
+import type { Sql, SqlLike } from './db.js';
+
+export const FEEDBACK_STATUSES = ['pending', 'approved', 'in_progress', 'testflight', 'completed', 'rejected'] as const;
+export type FeedbackStatus = (typeof FEEDBACK_STATUSES)[number];
+export const FEEDBACK_CATEGORIES = ['feature_request', 'bug_report', 'improvement', 'other'] as const;
+export type FeedbackCategory = (typeof FEEDBACK_CATEGORIES)[number];
+export const FEEDBACK_SORTS = ['votes', 'newest', 'oldest', 'comments'] as const;
+export type FeedbackSort = (typeof FEEDBACK_SORTS)[number];
+
+/** Statuses in which voting is blocked (SPEC 2.2). */
+export const VOTING_CLOSED_STATUSES: ReadonlySet<FeedbackStatus> = new Set(['completed', 'rejected']);
+
+export type FeedbackRow = {
+  id: string;
+  project_id: string;
+  title: string;
+  description: string;
+  status: FeedbackStatus;
+  category: FeedbackCategory;
+  user_id: string;
+  user_email: string | null;
+  vote_count: number;
+  has_voted: boolean;
+  comment_count: number;
+  total_mrr: number | null;
+  created_at: Date;
+  updated_at: Date;
+  rejection_reason: string | null;
+  merged_into_id: string | null;
+  merged_at: Date | null;
+  merged_feedback_ids: string[] | null;
+};
+
+/**
+ * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is
+ * true only for a user holding a vote. total_mrr sums the current MRR of the item's voters and is
+ * null when none of them has one (SUM over no non-null value).
+ */
+function feedbackColumns(sql: SqlLike, viewer: string | undefined) {
+  return sql`
+    f.id, f.project_id, f.title, f.description, f.status, f.category, f.user_id, f.user_email,
+    f.vote_count, f.comment_count, f.created_at, f.updated_at, f.rejection_reason,
+    f.merged_into_id, f.merged_at,
+    ${
+      viewer === undefined
+        ? sql`false`
+        : sql`exists (select 1 from votes v where v.feedback_id = f.id and v.user_id = ${viewer})`
+    } as has_voted,
+    (
+      select sum(u.mrr)
+      from votes v
+      join sdk_users u on u.project_id = f.project_id and u.user_id = v.user_id
+      where v.feedback_id = f.id
+    ) as total_mrr,
+    (
+      select array_agg(m.id order by m.merged_at, m.id)
+      from feedbacks m
+      where m.merged_into_id = f.id
+    ) as merged_feedback_ids`;
+}
+
+export type FeedbackFilters = {
+  status?: FeedbackStatus | undefined;
+  category?: FeedbackCategory | undefined;
+  includeMerged: boolean;
+  sort: FeedbackSort;
+  limit?: number | undefined;
+  offset?: number | undefined;
+};
+
+/** Each sort ends with the id, so equal keys still come back in one stable order. */
+function orderBy(sql: SqlLike, sort: FeedbackSort) {
+  switch (sort) {
+    case 'votes':
+      return sql`f.vote_count desc, f.created_at desc, f.id desc`;
+    case 'newest':
+      return sql`f.created_at desc, f.id desc`;
+    case 'oldest':
+      return sql`f.created_at asc, f.id asc`;
+    case 'comments':
+      return sql`f.comment_count desc, f.created_at desc, f.id desc`;
+  }
+}
+
+export async function listFeedbacks(
+  sql: SqlLike,
+  projectId: string,
+  filters: FeedbackFilters,
+  viewer: string | undefined,
+): Promise<FeedbackRow[]> {
+  return sql<FeedbackRow[]>`
+    select ${feedbackColumns(sql, viewer)}
+    from feedbacks f
+    where f.project_id = ${projectId}
+      ${filters.status ? sql`and f.status = ${filters.status}` : sql``}
+      ${filters.category ? sql`and f.category = ${filters.category}` : sql``}
+      ${filters.includeMerged ? sql`` : sql`and f.merged_into_id is null`}
+    order by ${orderBy(sql, filters.sort)}
+    ${filters.limit !== undefined ? sql`limit ${filters.limit}` : sql``}
+    ${filters.offset !== undefined ? sql`offset ${filters.offset}` : sql``}`;
+}
+
+/** One item of the project; null for a missing id and for an id of another project alike. */
+export async function findFeedback(
+  sql: SqlLike,
+  projectId: string,
+  id: string,
+  viewer: string | undefined,
+): Promise<FeedbackRow | null> {
+  const [row] = await sql<FeedbackRow[]>`
+    select ${feedbackColumns(sql, viewer)}
+    from feedbacks f
+    where f.id = ${id} and f.project_id = ${projectId}`;
+  return row ?? null;
+}
+
+export type NewFeedback = {
+  title: string;
+  description: string;
+  category: FeedbackCategory;
+  userId: string;
+  userEmail?: string | undefined;
+};
+
+export type CreateFeedbackResult = { kind: 'created'; feedback: FeedbackRow } | { kind: 'limit_reached'; limit: number };
+
+/**
+ * Creates an item with the creator's vote (vote_count 1, SPEC 3). The project row is locked
+ * while counting, so concurrent creations cannot overshoot a tier's per-project limit.
+ */
+export async function createFeedback(
+  sql: Sql,
+  projectId: string,
+  input: NewFeedback,
+  maxFeedback: number | null,
+): Promise<CreateFeedbackResult> {
+  return sql.begin(async (tx) => {
+    await tx`select 1 from projects where id = ${projectId} for update`;
+    if (maxFeedback !== null) {
+      const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
+        select count(*)::int as count from feedbacks where project_id = ${projectId}`;
+      if (count >= maxFeedback) return { kind: 'limit_reached', limit: maxFeedback };
+    }
+    const [created] = await tx<{ id: string }[]>`
+      insert into feedbacks (project_id, title, description, category, user_id, user_email, vote_count)
+      values (${projectId}, ${input.title}, ${input.description}, ${input.category},
+              ${input.userId}, ${input.userEmail ?? null}, 1)
+      returning id`;
+    const id = (created as { id: string }).id;
+    await tx`
+      insert into votes (feedback_id, user_id, email)
+      values (${id}, ${input.userId}, ${input.userEmail ?? null})`;
+    const feedback = await findFeedback(tx, projectId, id, input.userId);
+    return { kind: 'created', feedback: feedback as FeedbackRow };
+  });
+}
+
+/** Locks one item of the project for the rest of the transaction; null when it is not there. */
+export async function lockFeedback(
+  sql: SqlLike,
+  projectId: string,
+  id: string,
+): Promise<{ id: string; status: FeedbackStatus; merged_into_id: string | null; vote_count: number } | null> {
+  const [row] = await sql<{ id: string; status: FeedbackStatus; merged_into_id: string | null; vote_count: number }[]>`
+    select id, status, merged_into_id, vote_count
+    from feedbacks
+    where id = ${id} and project_id = ${projectId}
+    for update`;
+  return row ?? null;
+}
+
+export type StatusChange = { status?: FeedbackStatus | undefined; rejectionReason?: string | null | undefined };
+
+export type UpdateStatusResult =
+  | { kind: 'updated'; feedback: FeedbackRow; previousStatus: FeedbackStatus }
+  | { kind: 'not_found' }
+  | { kind: 'reason_needs_rejected' };
+
+/**
+ * Sets status and/or rejection reason. A rejection reason belongs to rejected items only: it is
+ * refused for any other resulting status and cleared when an item leaves `rejected`.
+ */
+export async function updateFeedbackStatus(
+  sql: Sql,
+  projectId: string,
+  id: string,
+  change: StatusChange,
+): Promise<UpdateStatusResult> {
+  return sql.begin(async (tx) => {
+    const current = await lockFeedback(tx, projectId, id);
+    if (!current) return { kind: 'not_found' as const };
+    const status = change.status ?? current.status;
+    if (change.rejectionReason != null && status !== 'rejected') return { kind: 'reason_needs_rejected' as const };
+    await tx`
+      update feedbacks set
+        status = ${status},
+        rejection_reason = ${
+          status !== 'rejected'
+            ? null
+            : change.rejectionReason !== undefined
+              ? change.rejectionReason
+              : tx`rejection_reason`
+        },
+        updated_at = now()
+      where id = ${id}`;
+    const feedback = (await findFeedback(tx, projectId, id, undefined)) as FeedbackRow;
+    return { kind: 'updated' as const, feedback, previousStatus: current.status };
+  });
+}
+
+export type MergeResult =
+  | { kind: 'merged'; source: FeedbackRow; target: FeedbackRow }
+  | { kind: 'not_found'; which: 'source' | 'target' }
+  | { kind: 'refused'; status: 400 | 409; reason: string };
+
+/**
+ * Merges `sourceId` into `targetId` within one project: the source gets merged_into_id and
+ * merged_at, its voters move to the target (a user who voted on both keeps one vote), and items
+ * previously merged into the source now point at the target, so merges never form chains.
+ */
+export async function mergeFeedback(sql: Sql, projectId: string, sourceId: string, targetId: string): Promise<MergeResult> {
+  if (sourceId === targetId) return { kind: 'refused', status: 400, reason: 'intoId: cannot merge a feedback into itself' };
+  return sql.begin(async (tx) => {
+    // Lock both rows in id order so two opposite merges cannot deadlock.
+    const rows = await tx<{ id: string; project_id: string; merged_into_id: string | null }[]>`
+      select id, project_id, merged_into_id from feedbacks
+      where id in (${sourceId}, ${targetId})
+      order by id
+      for update`;
+    const source = rows.find((row) => row.id === sourceId && row.project_id === projectId);
+    const target = rows.find((row) => row.id === targetId && row.project_id === projectId);
+    if (!source) return { kind: 'not_found' as const, which: 'source' as const };
+    if (!target) {
+      // Another project's item is reported like a missing one: ids of other projects are not revealed.
+      return { kind: 'refused' as const, status: 400 as const, reason: 'intoId: no feedback with this id in this project' };
+    }
+    if (source.merged_into_id) {
+      return { kind: 'refused' as const, status: 409 as const, reason: 'feedback is already merged' };
+    }
+    if (target.merged_into_id) {
+      return { kind: 'refused' as const, status: 409 as const, reason: 'intoId: the target feedback is itself merged' };
+    }
+    await tx`
+      with moved as (
+        delete from votes where feedback_id = ${sourceId}
+        returning user_id, email, notify_status_change, created_at
+      )
+      insert into votes (feedback_id, user_id, email, notify_status_change, created_at)
+      select ${targetId}, user_id, email, notify_status_change, created_at from moved
+      on conflict (feedback_id, user_id) do nothing`;
+    await tx`
+      update feedbacks set
+        vote_count = (select count(*) from votes where feedback_id = ${targetId}),
+        updated_at = now()
+      where id = ${targetId}`;
+    await tx`
+      update feedbacks set merged_into_id = ${targetId}, updated_at = now()
+      where merged_into_id = ${sourceId}`;
+    await tx`
+      update feedbacks set vote_count = 0, merged_into_id = ${targetId}, merged_at = now(), updated_at = now()
+      where id = ${sourceId}`;
+    const [mergedSource, mergedTarget] = await Promise.all([
+      findFeedback(tx, projectId, sourceId, undefined),
+      findFeedback(tx, projectId, targetId, undefined),
+    ]);
+    return { kind: 'merged' as const, source: mergedSource as FeedbackRow, target: mergedTarget as FeedbackRow };
+  });
+}

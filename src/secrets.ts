@@ -1,0 +1,19 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Prefixes make a leaked secret recognisable (and greppable by secret scanners). */
+export const API_KEY_PREFIX = 'fbk_';
+export const ADMIN_TOKEN_PREFIX = 'fba_';
+export const OPERATOR_TOKEN_PREFIX = 'fbo_';
+
+/** A random secret of 256 bits, URL-safe. */
+export function newSecret(prefix: string): string {
+  return prefix + randomBytes(32).toString('base64url');
+}
+
+/**
+ * Secrets are stored as their SHA-256 only. They are long random strings, so a fast hash is
+ * enough (no dictionary to defend against) and lets us look a key up by its hash in one index probe.
+ */
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}

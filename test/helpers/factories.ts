@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import type { Plan } from '../../src/plans.js';
+import type { TestServer } from './server.js';
+
+export type TestAccount = { id: string; email: string; plan: Plan; adminToken: string };
+export type TestProject = { id: string; name: string; apiKey: string; account: TestAccount };
+
+/** Creates an account through the operator API. */
+export async function createAccount(server: TestServer, plan: Plan = 'free'): Promise<TestAccount> {
+  const email = `owner-${randomUUID()}@example.com`;
+  const response = await server.request('POST', '/api/v1/admin/accounts', {
+    bearer: server.operatorToken,
+    body: { email, plan },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, email, plan, adminToken: response.body.admin_token };
+}
+
+/** Creates a project (and, unless given, a fresh account that owns it). */
+export async function createProject(
+  server: TestServer,
+  options: { plan?: Plan; account?: TestAccount; name?: string } = {},
+): Promise<TestProject> {
+  const account = options.account ?? (await createAccount(server, options.plan ?? 'free'));
+  const name = options.name ?? `project ${randomUUID().slice(0, 8)}`;
+  const response = await server.request('POST', '/api/v1/projects', { bearer: account.adminToken, body: { name } });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, name, apiKey: response.body.api_key, account };
+}
+
+export type FeedbackInput = {
+  title?: string;
+  description?: string;
+  category?: string;
+  userId?: string;
+  userEmail?: string;
+};
+
+/** Creates a feedback item through POST /feedbacks and returns the response body. */
+export async function createFeedback(server: TestServer, project: TestProject, input: FeedbackInput = {}) {
+  const response = await server.request('POST', '/api/v1/feedbacks', {
+    apiKey: project.apiKey,
+    body: {
+      title: input.title ?? 'Dark mode',
+      description: input.description ?? 'Please add a dark theme.',
+      category: input.category ?? 'feature_request',
+      userId: input.userId ?? `creator-${randomUUID().slice(0, 8)}`,
+      ...(input.userEmail === undefined ? {} : { userEmail: input.userEmail }),
+    },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+}
+
+/** Operator action: change an account's plan. */
+export async function setPlan(server: TestServer, account: TestAccount, plan: Plan) {
+  const response = await server.request('PATCH', `/api/v1/admin/accounts/${account.id}`, {
+    bearer: server.operatorToken,
+    body: { plan },
+  });
+  expect(response.status).toBe(200);
+}
