@@ -13,6 +13,10 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  CLICKHOUSE_URL: z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL').optional(),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+  QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
+  INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -24,9 +28,24 @@ export type Config = {
   dataDir: string;
   /** Unset means: start the embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
+  /** Unset means: embedded ClickHouse (chDB) under dataDir, inside this process. */
+  clickhouseUrl: string | undefined;
+  /** Unset means: no queue; events are batched in process and written directly. */
+  redisUrl: string | undefined;
+  /** Prefix of every Redis key of this service (BullMQ queues, idempotency keys). */
+  queuePrefix: string;
+  /** BullMQ jobs one worker process writes at once. */
+  ingestWorkerConcurrency: number;
   operatorToken: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 };
+
+/**
+ * chDB binds its data directory to one process, so with embedded ClickHouse the API process runs
+ * the workers; so it does without Redis, where there is no queue for a worker to read. Only with
+ * both a ClickHouse server and Redis do the workers run apart (`npm run worker`).
+ */
+export const apiRunsWorkers = (config: Config) => !config.clickhouseUrl || !config.redisUrl;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -48,6 +67,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    clickhouseUrl: e.CLICKHOUSE_URL,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     operatorToken: e.OPERATOR_TOKEN,
     logLevel: e.LOG_LEVEL,
   };

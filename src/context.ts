@@ -1,42 +1,127 @@
-import type { ApiDeps } from './api/deps.js';
+import { Redis } from 'ioredis';
 import type { Config } from './config.js';
+import { DirectEventSink } from './ingest/direct-sink.js';
+import type { EventSink } from './ingest/event-sink.js';
+import { EventWriter } from './ingest/event-writer.js';
+import { QueueEventSink } from './ingest/queue-sink.js';
 import { createLogger, type Logger } from './logger.js';
+import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
 import { createSql, type Sql } from './oltp/db.js';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './oltp/embedded-postgres.js';
-import { resolveOperatorToken } from './operator-token.js';
+import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
 
-export type AppContext = ApiDeps & {
+export type AppContext = {
   config: Config;
-  /** true when this start generated the operator token (first embedded start). */
-  operatorTokenCreated: boolean;
-  /** Closes every client, then stops the embedded servers this context started. */
+  logger: Logger;
+  sql: Sql;
+  clickhouse: ClickHouseClient;
+  /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
+  redis: Redis | undefined;
+  queue: IngestQueue | undefined;
+  eventWriter: EventWriter;
+  /** Where the API hands events: the queue with Redis, the in-process batcher without. */
+  eventSink: EventSink;
+  /** Flushes buffered events, then closes every client and stops the embedded servers. */
   close(): Promise<void>;
 };
 
 /**
  * Builds every client of the process from the config, once (STYLE: one place wires everything).
- * Without DATABASE_URL it first starts the embedded PostgreSQL under DATA_DIR.
+ * Without DATABASE_URL it first starts the embedded PostgreSQL under DATA_DIR; without
+ * CLICKHOUSE_URL, ClickHouse is the chDB engine inside this process.
  */
 export async function createAppContext(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<AppContext> {
-  let embedded: EmbeddedPostgresHandle | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    const pgLog = logger.child({ component: 'embedded-postgres' });
-    embedded = await startEmbeddedPostgres(config.dataDir, (line) => pgLog.debug(line));
-    databaseUrl = embedded.url;
-    logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    const postgres = await openPostgres(config, logger);
+    closers.unshift(() => postgres.close());
+    const sql = postgres.sql;
+
+    const clickhouse = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    closers.unshift(() => clickhouse.close());
+    const eventWriter = new EventWriter(clickhouse);
+
+    let redis: Redis | undefined;
+    let queue: IngestQueue | undefined;
+    let eventSink: EventSink;
+    if (config.redisUrl) {
+      redis = await connectRedis(config.redisUrl);
+      const connection = redis;
+      closers.unshift(() => connection.quit().catch(() => connection.disconnect()));
+      queue = createIngestQueue(redis, config.queuePrefix);
+      const q = queue;
+      closers.unshift(() => q.close());
+      eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
+    } else {
+      eventSink = new DirectEventSink(eventWriter);
+    }
+    closers.unshift(() => eventSink.close());
+
+    return {
+      config,
+      logger,
+      sql,
+      clickhouse,
+      redis,
+      queue,
+      eventWriter,
+      eventSink,
+      async close() {
+        for (const close of closers) {
+          await close().catch((error: unknown) => logger.warn({ err: error }, 'error while closing'));
+        }
+      },
+    };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw error;
   }
-  const sql: Sql = createSql(databaseUrl);
-  const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
+}
+
+/**
+ * The PostgreSQL pool: on DATABASE_URL, or on an embedded server started under DATA_DIR.
+ * `close` ends the pool, then stops the embedded server.
+ */
+export async function openPostgres(config: Config, logger: Logger): Promise<{ sql: Sql; close(): Promise<void> }> {
+  if (config.databaseUrl) {
+    const sql = createSql(config.databaseUrl);
+    return { sql, close: () => sql.end({ timeout: 5 }) };
+  }
+  // Loaded only when used: the package installs process signal handlers of its own.
+  const { startEmbeddedPostgres } = await import('./oltp/embedded-postgres.js');
+  const pgLog = logger.child({ component: 'embedded-postgres' });
+  const embedded = await startEmbeddedPostgres(config.dataDir, (line) => pgLog.debug(line));
+  logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');
+  const sql = createSql(embedded.url);
   return {
-    config,
-    logger,
     sql,
-    operatorToken: operator.token,
-    operatorTokenCreated: operator.created,
     async close() {
       await sql.end({ timeout: 5 });
-      await embedded?.stop();
+      await embedded.stop();
     },
   };
+}
+
+/**
+ * The producer's Redis connection. No offline queue and one retry: while Redis is unreachable a
+ * request fails at once (503) instead of waiting, unacknowledged, for a reconnect.
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
+  redis.on('error', () => {}); // reconnects on its own; requests see the failure as a 503
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.disconnect();
+      reject(new Error('Redis at REDIS_URL did not answer within 10 s'));
+    }, 10_000);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  return redis;
+}
+
+/** A separate connection for blocking consumers (BullMQ workers need maxRetriesPerRequest null). */
+export function workerRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null });
 }

@@ -1,27 +1,25 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
+import { apiRunsWorkers } from './config.js';
 import { createAppContext } from './context.js';
-import { migratePostgres } from './oltp/migrations.js';
+import { resolveOperatorToken } from './operator-token.js';
+import { startWorkers } from './workers/runner.js';
 
-/** `npm start`: configure, migrate, serve; on SIGTERM/SIGINT stop accepting, finish, close, exit 0. */
+/**
+ * `npm start`: migrate, serve, and (with embedded ClickHouse or without Redis) run the workers
+ * in this process. On SIGTERM/SIGINT: stop accepting, finish requests in flight, flush buffered
+ * events, stop the workers, close every connection, exit 0.
+ */
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = configOrExit();
   const ctx = await createAppContext(config);
   const { logger } = ctx;
-  const applied = await migratePostgres(ctx.sql);
-  if (applied.length > 0) logger.info({ migrations: applied }, 'postgres migrations applied');
+  await migrateAll(ctx);
+  const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
+  const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
 
-  const app = buildApp(ctx);
+  const app = buildApp({ ...ctx, operatorToken: operator.token });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -29,26 +27,20 @@ async function main() {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ host: config.host, port }, 'feedback service listening');
-  if (ctx.operatorTokenCreated) printFirstStartHelp(ctx.operatorToken, port, config.dataDir);
+  logger.info({ host: config.host, port, workers: workers !== undefined }, 'feedback service listening');
+  if (operator.created) printFirstStartHelp(operator.token, port, config.dataDir);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    server.close();
+  onShutdownSignal(ctx, async () => {
+    const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
     // Requests in flight get a few seconds to finish before their sockets are cut.
     const forceClose = setTimeout(() => server.closeAllConnections(), 10_000);
     forceClose.unref();
-    await new Promise((resolve) => server.once('close', resolve));
+    await closed;
+    await ctx.eventSink.close();
+    await workers?.stop();
     await ctx.close();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 function printFirstStartHelp(operatorToken: string, port: number, dataDir: string) {
@@ -64,7 +56,4 @@ function printFirstStartHelp(operatorToken: string, port: number, dataDir: strin
   );
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnStartupError);

@@ -1,20 +1,24 @@
-import { ConfigError, loadConfig } from './config.js';
-import { createAppContext } from './context.js';
-import { migratePostgres } from './oltp/migrations.js';
+import { configOrExit, exitOnStartupError, migrateAll } from './bootstrap.js';
+import { openPostgres } from './context.js';
+import { createLogger } from './logger.js';
+import { createClickHouse } from './olap/clickhouse.js';
 
-/** `npm run migrate`: applies pending migrations and exits. Safe to run twice or concurrently. */
+/**
+ * `npm run migrate`: applies pending migrations and exits; safe to run twice or concurrently.
+ * ClickHouse is migrated here only on a server (CLICKHOUSE_URL): embedded chDB's directory
+ * belongs to the running API process, which migrates it at start.
+ */
 async function main() {
-  const config = loadConfig();
-  const ctx = await createAppContext(config);
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel);
+  const postgres = await openPostgres(config, logger);
+  const clickhouse = config.clickhouseUrl ? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
   try {
-    const applied = await migratePostgres(ctx.sql);
-    ctx.logger.info({ migrations: applied }, applied.length ? 'postgres migrations applied' : 'postgres schema up to date');
+    await migrateAll({ sql: postgres.sql, clickhouse, logger });
   } finally {
-    await ctx.close();
+    await clickhouse?.close();
+    await postgres.close();
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+main().catch(exitOnStartupError);

@@ -9,16 +9,21 @@ import { databaseUrlFor } from './helpers/database.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** A freshly migrated database for this test run. */
+    /** A freshly migrated database shared by the run (for spawned service processes). */
     databaseUrl: string;
+    /** A migrated template: each test server gets a database cloned from it. */
+    templateDatabase: string;
+    /** Prefix of every database this run creates; teardown drops them all. */
+    databasePrefix: string;
     /** The server itself (database `postgres`), for tests that create databases of their own. */
     postgresServerUrl: string;
   }
 }
 
 /**
- * One fresh database per run, on the server of DATABASE_URL, or on an embedded PostgreSQL
- * started here when DATABASE_URL is unset (a fresh machine).
+ * Databases for one run, on the server of DATABASE_URL, or on an embedded PostgreSQL started
+ * here when DATABASE_URL is unset (a fresh machine): a migrated template that every test server
+ * clones (so each file's outbox relay sees only its own facts), and one shared database.
  */
 export default async function setup(project: TestProject) {
   let embedded: EmbeddedPostgresHandle | undefined;
@@ -31,19 +36,28 @@ export default async function setup(project: TestProject) {
     embedded = await startEmbeddedPostgres(embeddedDir);
     serverUrl = embedded.url;
   }
-  const database = `feedback_test_${process.pid}_${Date.now()}`;
+  const prefix = `feedback_test_${process.pid}_${Date.now()}`;
   const admin = createSql(serverUrl, { max: 1 });
-  await admin`create database ${admin(database)}`;
-  const databaseUrl = databaseUrlFor(serverUrl, database);
-  const sql = createSql(databaseUrl, { max: 1 });
-  await migratePostgres(sql);
-  await sql.end();
+  const template = `${prefix}_template`;
+  const shared = `${prefix}_shared`;
+  for (const database of [template, shared]) {
+    await admin`create database ${admin(database)}`;
+    const sql = createSql(databaseUrlFor(serverUrl, database), { max: 1 });
+    await migratePostgres(sql);
+    await sql.end();
+  }
 
-  project.provide('databaseUrl', databaseUrl);
+  project.provide('databaseUrl', databaseUrlFor(serverUrl, shared));
+  project.provide('templateDatabase', template);
+  project.provide('databasePrefix', prefix);
   project.provide('postgresServerUrl', serverUrl);
 
   return async () => {
-    await admin`drop database if exists ${admin(database)} with (force)`;
+    const leftovers = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like ${`${prefix}%`}`;
+    for (const { datname } of leftovers) {
+      await admin`drop database if exists ${admin(datname)} with (force)`;
+    }
     await admin.end();
     await embedded?.stop();
     if (embeddedDir) await rm(embeddedDir, { recursive: true, force: true });

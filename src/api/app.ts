@@ -3,6 +3,7 @@ import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
 import { AppError } from './errors.js';
+import { eventsRouter } from './events.router.js';
 import { feedbackRouter } from './feedback.router.js';
 import { healthRouter } from './health.router.js';
 import { errorHandler } from './middleware/errors.js';
@@ -24,6 +25,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   for (const router of [
     feedbackRouter(deps),
     usersRouter(deps),
+    eventsRouter(deps),
     operatorRouter(deps),
     projectsRouter(deps),
     projectFeedbackRouter(deps),
@@ -34,19 +36,24 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
 
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: '1mb',
-      strict: true,
-      onerror: (error) => {
-        const status = (error as { status?: number }).status;
-        if (status === 413) throw new AppError(413, 'body: too large (limit 1 MiB)');
-        throw new AppError(400, 'body: invalid JSON');
-      },
-    }),
-  );
+  // SDK batches may be larger than any other body.
+  const batchBody = jsonBody('5mb', '5 MiB');
+  const defaultBody = jsonBody('1mb', '1 MiB');
+  app.use((ctx, next) => (ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next)));
   app.use(health.routes());
   app.use(api.routes());
   return app;
+}
+
+function jsonBody(limit: string, label: string) {
+  return bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limit,
+    strict: true,
+    onerror: (error) => {
+      const status = (error as { status?: number }).status;
+      if (status === 413) throw new AppError(413, `body: too large (limit ${label})`);
+      throw new AppError(400, 'body: invalid JSON');
+    },
+  });
 }

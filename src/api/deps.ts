@@ -1,9 +1,16 @@
+import type { Redis } from 'ioredis';
+import type { EventSink } from '../ingest/event-sink.js';
 import type { Logger } from '../logger.js';
+import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 
 /** What the HTTP layer needs, built once at start-up (src/context.ts) or by a test. */
 export type ApiDeps = {
   sql: Sql;
+  clickhouse: ClickHouseClient;
+  /** Present when events go through the Redis queue; readiness then checks it. */
+  redis?: Redis | undefined;
+  eventSink: EventSink;
   logger: Logger;
   operatorToken: string;
 };

@@ -1,4 +1,5 @@
 import type { Sql, SqlLike } from './db.js';
+import { recordFact } from './outbox.repo.js';
 import { lockFeedback } from './feedback.repo.js';
 
 export type CommentRow = { id: string; content: string; user_id: string; is_admin: boolean; created_at: Date };
@@ -31,6 +32,15 @@ export async function addComment(
     await tx`
       update feedbacks set comment_count = comment_count + 1, updated_at = now()
       where id = ${feedbackId}`;
-    return comment as CommentRow;
+    const created = comment as CommentRow;
+    await recordFact(tx, {
+      kind: 'comment_added',
+      projectId,
+      feedbackId,
+      userId: input.userId,
+      commentId: created.id,
+      isAdmin: input.isAdmin,
+    });
+    return created;
   });
 }

@@ -1,4 +1,5 @@
 import type { Sql, SqlLike } from './db.js';
+import { recordFact } from './outbox.repo.js';
 
 export const FEEDBACK_STATUSES = ['pending', 'approved', 'in_progress', 'testflight', 'completed', 'rejected'] as const;
 export type FeedbackStatus = (typeof FEEDBACK_STATUSES)[number];
@@ -150,6 +151,16 @@ export async function createFeedback(
     await tx`
       insert into votes (feedback_id, user_id, email)
       values (${id}, ${input.userId}, ${input.userEmail ?? null})`;
+    await recordFact(tx, {
+      kind: 'feedback_created',
+      projectId,
+      feedbackId: id,
+      userId: input.userId,
+      category: input.category,
+      status: 'pending',
+    });
+    // The creator's vote counts like any other (SPEC 3), so it is a vote fact too.
+    await recordFact(tx, { kind: 'vote_added', projectId, feedbackId: id, userId: input.userId });
     const feedback = await findFeedback(tx, projectId, id, input.userId);
     return { kind: 'created', feedback: feedback as FeedbackRow };
   });
@@ -203,6 +214,15 @@ export async function updateFeedbackStatus(
         },
         updated_at = now()
       where id = ${id}`;
+    if (status !== current.status) {
+      await recordFact(tx, {
+        kind: 'feedback_status_changed',
+        projectId,
+        feedbackId: id,
+        status,
+        previousStatus: current.status,
+      });
+    }
     const feedback = (await findFeedback(tx, projectId, id, undefined)) as FeedbackRow;
     return { kind: 'updated' as const, feedback, previousStatus: current.status };
   });
@@ -259,6 +279,7 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
     await tx`
       update feedbacks set vote_count = 0, merged_into_id = ${targetId}, merged_at = now(), updated_at = now()
       where id = ${sourceId}`;
+    await recordFact(tx, { kind: 'feedback_merged', projectId, feedbackId: sourceId, mergedIntoId: targetId });
     const [mergedSource, mergedTarget] = await Promise.all([
       findFeedback(tx, projectId, sourceId, undefined),
       findFeedback(tx, projectId, targetId, undefined),

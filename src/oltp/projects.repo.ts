@@ -51,14 +51,14 @@ export async function createProject(
   input: { accountId: string; name: string; apiKeyHash: Buffer; maxProjects: number | null },
 ): Promise<CreateProjectResult> {
   return sql.begin(async (tx) => {
-  const [lock] = await tx<{ projects: number }[]>`
-    select (select count(*)::int from projects where account_id = a.id) as projects
-    from accounts a
-    where a.id = ${input.accountId}
-    for update`;
-  if (input.maxProjects !== null && (lock?.projects ?? 0) >= input.maxProjects) {
-    return { kind: 'limit_reached', limit: input.maxProjects };
-  }
+    // Lock first, count after: in READ COMMITTED the count then sees every project committed by
+    // the transactions that held the lock before us.
+    await tx`select 1 from accounts where id = ${input.accountId} for update`;
+    const [{ count } = { count: 0 }] = await tx<{ count: number }[]>`
+      select count(*)::int as count from projects where account_id = ${input.accountId}`;
+    if (input.maxProjects !== null && count >= input.maxProjects) {
+      return { kind: 'limit_reached', limit: input.maxProjects };
+    }
   const [project] = await tx<Project[]>`
     insert into projects (account_id, name, api_key_hash)
     values (${input.accountId}, ${input.name}, ${input.apiKeyHash})

@@ -1,4 +1,5 @@
 import type { Sql } from './db.js';
+import { recordFact } from './outbox.repo.js';
 import { lockFeedback, VOTING_CLOSED_STATUSES } from './feedback.repo.js';
 
 export type VoteState = { feedback_id: string; vote_count: number; has_voted: boolean };
@@ -36,6 +37,7 @@ export async function addVote(
       update feedbacks set vote_count = vote_count + 1, updated_at = now()
       where id = ${feedbackId}
       returning vote_count`;
+    await recordFact(tx, { kind: 'vote_added', projectId, feedbackId, userId: input.userId });
     return {
       kind: 'voted' as const,
       vote: { feedback_id: feedbackId, vote_count: row?.vote_count ?? 0, has_voted: true },
@@ -64,6 +66,7 @@ export async function removeVote(
       update feedbacks set vote_count = vote_count - 1, updated_at = now()
       where id = ${feedbackId}
       returning vote_count`;
+    await recordFact(tx, { kind: 'vote_removed', projectId, feedbackId, userId });
     return { feedback_id: feedbackId, vote_count: row?.vote_count ?? 0, has_voted: false };
   });
 }

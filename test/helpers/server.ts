@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
-import { createSql, type Sql } from '../../src/oltp/db.js';
+import { apiRunsWorkers, loadConfig } from '../../src/config.js';
+import { createAppContext, type AppContext } from '../../src/context.js';
+import { migrateClickHouse } from '../../src/olap/migrations.js';
+import { createSql } from '../../src/oltp/db.js';
+import { startWorkers, type Workers } from '../../src/workers/runner.js';
+import { databaseUrlFor } from './database.js';
 
 export type HttpResponse<T = any> = { status: number; body: T; headers: Headers };
 
@@ -20,26 +28,64 @@ export type RequestOptions = {
 
 export type TestServer = {
   url: string;
-  sql: Sql;
+  ctx: AppContext;
+  sql: AppContext['sql'];
+  clickhouse: AppContext['clickhouse'];
+  workers: Workers | undefined;
   operatorToken: string;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResponse<T>>;
+  /** Rows of a ClickHouse query (JSONEachRow), with named {param:Type} parameters. */
+  clickhouseRows<T = Record<string, unknown>>(query: string, params?: Record<string, unknown>): Promise<T[]>;
   close(): Promise<void>;
 };
 
+export type TestServerOptions = {
+  /** Queue events through the machine's Redis (REDIS_URL of the test run, or 127.0.0.1:6379). */
+  redis?: boolean;
+  /** Start the workers (queue consumer, outbox relay) as `npm start` would. Default true. */
+  workers?: boolean;
+};
+
+/** Redis for BullMQ-mode tests: TEST_REDIS_URL, else the machine's. */
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+let serial = 0;
+
 /**
- * The real app on an ephemeral port against the run's test database. Requests go over HTTP,
- * exactly as a client's would.
+ * The real app, wired by the same createAppContext as `npm start`, on an ephemeral port: its own
+ * PostgreSQL database (cloned from the run's migrated template), its own embedded ClickHouse
+ * (chDB) directory and, with `redis`, its own queue prefix on the machine's Redis. Requests go
+ * over HTTP, exactly as a client's would.
  */
-export async function startTestServer(): Promise<TestServer> {
-  const sql = createSql(inject('databaseUrl'), { max: 20 });
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const serverUrl = inject('postgresServerUrl');
+  const database = `${inject('databasePrefix')}_${process.pid}_${++serial}`;
+  const admin = createSql(serverUrl, { max: 1 });
+  try {
+    await admin`create database ${admin(database)} template ${admin(inject('templateDatabase'))}`;
+  } finally {
+    await admin.end();
+  }
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'feedback-test-data-'));
+  await chmod(dataDir, 0o755);
   const operatorToken = `fbo_test_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    DATABASE_URL: databaseUrlFor(serverUrl, database),
+    DATA_DIR: dataDir,
+    OPERATOR_TOKEN: operatorToken,
+    LOG_LEVEL: 'silent',
+    ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `fbtest-${randomBytes(6).toString('hex')}` } : {}),
+  });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const app = buildApp({ sql, logger, operatorToken });
+  const ctx = await createAppContext(config, logger);
+  await migrateClickHouse(ctx.clickhouse);
+  const workers = options.workers !== false && apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
+  const app = buildApp({ ...ctx, operatorToken });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+  async function request<T>(method: string, urlPath: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
@@ -47,7 +93,7 @@ export async function startTestServer(): Promise<TestServer> {
     let body: string | undefined = options.rawBody;
     if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(url + path, { method, headers, body });
+    const response = await fetch(url + urlPath, { method, headers, body });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -60,13 +106,28 @@ export async function startTestServer(): Promise<TestServer> {
 
   return {
     url,
-    sql,
+    ctx,
+    sql: ctx.sql,
+    clickhouse: ctx.clickhouse,
+    workers,
     operatorToken,
     request,
+    async clickhouseRows<T>(query: string, params: Record<string, unknown> = {}) {
+      const result = await ctx.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
+      return result.json<T>();
+    },
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await sql.end({ timeout: 5 });
+      await ctx.eventSink.close();
+      await workers?.stop();
+      if (ctx.queue && ctx.redis) {
+        await ctx.queue.obliterate({ force: true }).catch(() => undefined);
+        const keys = await ctx.redis.keys(`${config.queuePrefix}:*`);
+        if (keys.length > 0) await ctx.redis.del(...keys);
+      }
+      await ctx.close();
+      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

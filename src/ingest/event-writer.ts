@@ -1,0 +1,46 @@
+import type { ClickHouseClient } from '../olap/clickhouse.js';
+import { findStoredEvents, insertEvents } from '../olap/events.table.js';
+import { eventKey, type IngestEvent } from './event.js';
+
+export type WriteResult = {
+  /** Events inserted by this call. */
+  inserted: number;
+  /** For every client event id in the batch: the event as stored (by this or an earlier write). */
+  stored: Map<string, IngestEvent>;
+};
+
+/**
+ * The one path by which events reach ClickHouse, used by the BullMQ worker and by the
+ * in-process batcher alike. Events that carry a client eventId already stored (a retried
+ * request) or repeated within the batch are dropped, so each is stored once; the rest go in one
+ * insert whose deduplication token makes a retry of the same batch harmless.
+ */
+export class EventWriter {
+  constructor(private readonly clickhouse: ClickHouseClient) {}
+
+  async write(events: IngestEvent[], token: string): Promise<WriteResult> {
+    const withClientId = events.filter((event) => event.client_id);
+    const stored = new Map<string, IngestEvent>();
+    if (withClientId.length > 0) {
+      const existing = await findStoredEvents(
+        this.clickhouse,
+        [...new Set(withClientId.map((event) => event.project_id))],
+        [...new Set(withClientId.map((event) => event.event_id))],
+      );
+      for (const event of existing) stored.set(eventKey(event.project_id, event.event_id), event);
+    }
+    const fresh: IngestEvent[] = [];
+    for (const event of events) {
+      if (!event.client_id) {
+        fresh.push(event);
+        continue;
+      }
+      const key = eventKey(event.project_id, event.event_id);
+      if (stored.has(key)) continue;
+      stored.set(key, event);
+      fresh.push(event);
+    }
+    await insertEvents(this.clickhouse, fresh, token);
+    return { inserted: fresh.length, stored };
+  }
+}

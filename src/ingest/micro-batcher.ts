@@ -1,0 +1,69 @@
+export type MicroBatcherOptions<T, R> = {
+  /** Flush as soon as this many items are waiting. */
+  maxItems: number;
+  /** Flush at the latest this long after the first waiting item arrived. */
+  maxDelayMs: number;
+  /** Flushes allowed to run at once; items arriving meanwhile wait and form the next batch. */
+  maxConcurrentFlushes: number;
+  flush: (items: T[]) => Promise<R>;
+};
+
+type Waiter<R> = { resolve: (result: R) => void; reject: (error: unknown) => void };
+
+/**
+ * Coalesces the items of concurrent callers into one flush. Each caller's items stay together
+ * in one flush (a request is never split), and each caller gets that flush's result or error.
+ * While the allowed flushes are busy, items queue up, so batches grow with load.
+ */
+export class MicroBatcher<T, R> {
+  #items: T[] = [];
+  #waiters: Waiter<R>[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: MicroBatcherOptions<T, R>) {}
+
+  /** Number of items waiting for a flush (not counting those being flushed). */
+  get pending(): number {
+    return this.#items.length;
+  }
+
+  add(items: T[]): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#items.push(...items);
+      this.#waiters.push({ resolve, reject });
+      if (this.#items.length >= this.options.maxItems) this.#flushNow();
+      else this.#timer ??= setTimeout(() => this.#flushNow(), this.options.maxDelayMs);
+    });
+  }
+
+  /** Flushes everything waiting and resolves when no flush is running any more. */
+  async drain(): Promise<void> {
+    while (this.#items.length > 0 || this.#inFlight.size > 0) {
+      this.#flushNow();
+      await Promise.allSettled([...this.#inFlight]);
+    }
+  }
+
+  #flushNow(): void {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#items.length === 0 || this.#inFlight.size >= this.options.maxConcurrentFlushes) return;
+    const items = this.#items;
+    const waiters = this.#waiters;
+    this.#items = [];
+    this.#waiters = [];
+    const run = this.options.flush(items).then(
+      (result) => waiters.forEach((w) => w.resolve(result)),
+      (error: unknown) => waiters.forEach((w) => w.reject(error)),
+    );
+    this.#inFlight.add(run);
+    void run.finally(() => {
+      this.#inFlight.delete(run);
+      // Items that arrived while the flushes were busy have waited long enough.
+      if (this.#items.length > 0) this.#flushNow();
+    });
+  }
+}

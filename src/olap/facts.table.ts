@@ -1,0 +1,13 @@
+import type { FactRow } from '../ingest/fact.js';
+import type { ClickHouseClient } from './clickhouse.js';
+
+/** Inserts relayed facts; `token` (from the outbox batch) makes a redelivered batch a no-op. */
+export async function insertFacts(client: ClickHouseClient, facts: FactRow[], token: string): Promise<void> {
+  if (facts.length === 0) return;
+  await client.insert({
+    table: 'facts',
+    format: 'JSONEachRow',
+    values: facts,
+    clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },
+  });
+}

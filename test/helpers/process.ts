@@ -1,0 +1,200 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: the working directory of every spawned service process. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Every variable the service reads (src/config.ts); the test decides each of them per case. */
+const SERVICE_VARIABLES = [
+  'PORT',
+  'HOST',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'CLICKHOUSE_URL',
+  'REDIS_URL',
+  'QUEUE_PREFIX',
+  'INGEST_WORKER_CONCURRENCY',
+  'OPERATOR_TOKEN',
+  'LOG_LEVEL',
+] as const;
+
+/**
+ * The environment of a spawned process: this process's environment without any of the
+ * service's own variables, plus exactly the ones given (undefined leaves a variable unset).
+ */
+export function serviceEnv(vars: Partial<Record<(typeof SERVICE_VARIABLES)[number], string | undefined>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SERVICE_VARIABLES) delete env[name];
+  for (const [name, value] of Object.entries(vars)) if (value !== undefined) env[name] = value;
+  return env;
+}
+
+export type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** A `tsx <script>` child process whose output is collected as it arrives. */
+export class ServiceProcess {
+  readonly child: ChildProcess;
+  stdout = '';
+  stderr = '';
+  exit: Exit | undefined;
+  /** Resolves once the process has exited and its output pipes are closed. */
+  readonly exited: Promise<Exit>;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(script: string, env: NodeJS.ProcessEnv) {
+    // A process group of its own, so cleanup can also reach whatever the service started
+    // (the embedded PostgreSQL) if the service itself fails to stop it.
+    // As the npm scripts run it: node with tsx's loader, no wrapper process between us and the
+    // service, so signals reach the service itself.
+    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stdout += chunk;
+      this.notify();
+    });
+    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+      this.notify();
+    });
+    this.exited = new Promise<Exit>((resolve) => {
+      this.child.once('error', (error) => {
+        this.stderr += `spawn error: ${error.message}\n`;
+        this.exit ??= { code: null, signal: null };
+        this.notify();
+        resolve(this.exit);
+      });
+      this.child.once('close', (code, signal) => {
+        this.exit = { code, signal };
+        this.notify();
+        resolve(this.exit);
+      });
+    });
+  }
+
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error('process did not start');
+    return this.child.pid;
+  }
+
+  private notify() {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  /** What the process printed so far, for assertion messages. */
+  describe(): string {
+    return `exit=${JSON.stringify(this.exit ?? null)}\n--- stdout ---\n${this.stdout}\n--- stderr ---\n${this.stderr}`;
+  }
+
+  /** Waits until stdout matches; fails on timeout or when the process exits first. */
+  waitForStdout(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const match = this.stdout.match(pattern);
+        if (match) return finish(() => resolve(match));
+        if (this.exit) return finish(() => reject(new Error(`process exited before printing ${pattern}\n${this.describe()}`)));
+      };
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}\n${this.describe()}`))),
+        timeoutMs,
+      );
+      const finish = (settle: () => void) => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        settle();
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  /** Waits for the exit; fails on timeout (the process is left running for cleanup to kill). */
+  async waitForExit(timeoutMs: number): Promise<Exit> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`process did not exit within ${timeoutMs} ms\n${this.describe()}`)),
+        timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([this.exited, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Sends a signal to the process itself (tsx relays it to the service). */
+  signal(signal: NodeJS.Signals) {
+    if (!this.exit) this.child.kill(signal);
+  }
+
+  /**
+   * Cleanup: asks a running process to stop (SIGTERM, bounded wait), then kills its whole
+   * process group, which also takes any server it left behind.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.child.pid === undefined) return;
+    if (!this.exit) {
+      this.child.kill('SIGTERM');
+      await this.waitForExit(graceMs).catch(() => undefined);
+    }
+    try {
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      // the group is already gone
+    }
+    await this.waitForExit(5_000).catch(() => undefined);
+  }
+}
+
+const running = new Set<ServiceProcess>();
+
+/** Spawns `tsx <script>` (relative to the repository root) with exactly this environment. */
+export function spawnScript(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
+  const proc = new ServiceProcess(script, env);
+  running.add(proc);
+  return proc;
+}
+
+/** Stops every process spawned by this file's tests; call it in afterEach. */
+export async function stopAll(): Promise<void> {
+  const procs = [...running];
+  running.clear();
+  await Promise.all(procs.map((proc) => proc.stop()));
+}
+
+const tempDirs = new Set<string>();
+
+/**
+ * A fresh DATA_DIR. mkdtemp makes it 0700; when tests run as root the embedded PostgreSQL
+ * runs as the `postgres` user and must be able to enter it.
+ */
+export async function makeDataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'feedback-proc-test-'));
+  await chmod(dir, 0o755);
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Removes every DATA_DIR made by makeDataDir; call it after stopAll. */
+export async function removeDataDirs(): Promise<void> {
+  const dirs = [...tempDirs];
+  tempDirs.clear();
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/** Parses the JSON log lines (pino) of a process's stdout, skipping anything else. */
+export function logLines(output: string): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not a log line
+    }
+  }
+  return lines;
+}

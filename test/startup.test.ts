@@ -1,0 +1,309 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { findFreePort } from '../src/net.js';
+import { createSql } from '../src/oltp/db.js';
+import { POSTGRES_MIGRATIONS_DIR } from '../src/oltp/migrations.js';
+import { databaseUrlFor } from './helpers/database.js';
+import { logLines, makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll } from './helpers/process.js';
+
+/** Stops every spawned process, then removes the DATA_DIRs (in afterEach, or afterAll around concurrent tests). */
+async function cleanUp() {
+  await stopAll();
+  await removeDataDirs();
+}
+
+type Reply = { status: number; body: any };
+
+async function call(
+  base: string,
+  method: string,
+  urlPath: string,
+  options: { bearer?: string; apiKey?: string; body?: unknown } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(base + urlPath, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, body };
+}
+
+const LISTENING = /"msg":"feedback service listening"/;
+const OPERATOR_TOKEN_LINE = /Operator token \(stored in ([^)]+)\/operator-token\): (\S+)/;
+const CURL_LINE = /curl -s -X POST (http:\/\/127\.0\.0\.1:\d+)\/api\/v1\/admin\/accounts -H 'Authorization: Bearer (\S+)'.*$/m;
+
+async function migrationFileNames(): Promise<string[]> {
+  return (await readdir(POSTGRES_MIGRATIONS_DIR)).filter((name) => /^\d+_[\w-]+\.sql$/.test(name)).sort();
+}
+
+describe('loadConfig', () => {
+  it('defaults: port 3000, host 0.0.0.0, absolute ./.data, log level info, no database URL or operator token', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir: path.resolve('./.data'),
+      databaseUrl: undefined,
+      clickhouseUrl: undefined,
+      redisUrl: undefined,
+      queuePrefix: 'feedback',
+      ingestWorkerConcurrency: 1,
+      operatorToken: undefined,
+      logLevel: 'info',
+    });
+    expect(path.isAbsolute(config.dataDir)).toBe(true);
+  });
+
+  it('treats an empty variable as unset', () => {
+    const config = loadConfig({
+      PORT: '',
+      HOST: '',
+      DATA_DIR: '',
+      DATABASE_URL: '',
+      CLICKHOUSE_URL: '',
+      REDIS_URL: '',
+      OPERATOR_TOKEN: '',
+      LOG_LEVEL: '',
+    });
+    expect(config).toEqual(loadConfig({}));
+  });
+
+  it('reads every variable, resolving DATA_DIR to an absolute path', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATA_DIR: 'some/dir',
+      DATABASE_URL: 'postgresql://u@db:5432/feedback',
+      CLICKHOUSE_URL: 'http://ch:8123/analytics',
+      REDIS_URL: 'redis://redis:6379',
+      QUEUE_PREFIX: 'svc-1',
+      INGEST_WORKER_CONCURRENCY: '4',
+      OPERATOR_TOKEN: 'x'.repeat(16),
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: path.resolve('some/dir'),
+      databaseUrl: 'postgresql://u@db:5432/feedback',
+      clickhouseUrl: 'http://ch:8123/analytics',
+      redisUrl: 'redis://redis:6379',
+      queuePrefix: 'svc-1',
+      ingestWorkerConcurrency: 4,
+      operatorToken: 'x'.repeat(16),
+      logLevel: 'debug',
+    });
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '3000.5'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['CLICKHOUSE_URL', 'tcp://ch:9000'],
+    ['REDIS_URL', 'http://redis'],
+    ['INGEST_WORKER_CONCURRENCY', '0'],
+    ['OPERATOR_TOKEN', 'short'],
+  ])('refuses %s=%s with a one-line ConfigError naming the variable', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(name);
+    expect(message).not.toContain('\n');
+  });
+});
+
+describe('a bad environment value stops start-up', () => {
+  // The cases run concurrently, so the cleanup waits for all of them.
+  afterAll(cleanUp);
+
+  it.concurrent.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://x'],
+  ])('%s=%s: exit code 1 and one stderr line naming the variable', async (name, value) => {
+    const dataDir = await makeDataDir();
+    // Everything else valid, so a process that wrongly accepts the value would start against
+    // the test database rather than an embedded server.
+    const env = serviceEnv({
+      PORT: String(await findFreePort()),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: inject('databaseUrl'),
+      OPERATOR_TOKEN: `fbo_test_${randomBytes(16).toString('hex')}`,
+      [name]: value,
+    });
+    const proc = spawnScript('src/main.ts', env);
+    const exit = await proc.waitForExit(15_000);
+    expect(exit.code, proc.describe()).toBe(1);
+    const lines = proc.stderr.trimEnd().split('\n');
+    expect(lines, proc.describe()).toHaveLength(1);
+    expect(lines[0]).toContain(name);
+    expect(proc.stderr).not.toContain('    at ');
+  });
+});
+
+describe('embedded quick start (DATABASE_URL unset)', () => {
+  afterEach(cleanUp);
+
+  it('starts PostgreSQL under DATA_DIR, prints the operator token once, serves, stops on SIGTERM, keeps data across restarts', async () => {
+    const dataDir = await makeDataDir();
+    const port = await findFreePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = serviceEnv({ PORT: String(port), DATA_DIR: dataDir });
+
+    // First start: a fresh machine.
+    const first = spawnScript('src/main.ts', env);
+    const curl = await first.waitForStdout(CURL_LINE, 60_000);
+    const tokenLine = first.stdout.match(OPERATOR_TOKEN_LINE);
+    expect(tokenLine, first.describe()).not.toBeNull();
+    const operatorToken = tokenLine?.[2] ?? '';
+    expect(tokenLine?.[1]).toBe(dataDir);
+    expect(curl[1]).toBe(base);
+    expect(curl[2]).toBe(operatorToken);
+    expect((await readFile(path.join(dataDir, 'operator-token'), 'utf8')).trim()).toBe(operatorToken);
+    expect(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+
+    expect(await call(base, 'GET', '/healthz')).toMatchObject({ status: 200 });
+    expect(await call(base, 'GET', '/readyz')).toMatchObject({ status: 200 });
+
+    const account = await call(base, 'POST', '/api/v1/admin/accounts', {
+      bearer: operatorToken,
+      body: { email: `owner-${randomUUID()}@example.com`, plan: 'free' },
+    });
+    expect(account.status, JSON.stringify(account.body)).toBe(200);
+    expect(typeof account.body.admin_token).toBe('string');
+
+    const project = await call(base, 'POST', '/api/v1/projects', {
+      bearer: account.body.admin_token,
+      body: { name: 'Quick start' },
+    });
+    expect(project.status, JSON.stringify(project.body)).toBe(200);
+    const apiKey: string = project.body.api_key;
+
+    const feedback = await call(base, 'POST', '/api/v1/feedbacks', {
+      apiKey,
+      body: { title: 'Dark mode', description: 'Please add a dark theme.', category: 'feature_request', userId: 'alice' },
+    });
+    expect(feedback.status, JSON.stringify(feedback.body)).toBe(200);
+
+    first.signal('SIGTERM');
+    const firstExit = await first.waitForExit(20_000);
+    expect(firstExit, first.describe()).toEqual({ code: 0, signal: null });
+    expect(logLines(first.stdout).map((line) => line.msg)).toContain('stopped');
+    // The embedded server was stopped with the service, not left running.
+    expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), first.describe()).toBe(false);
+
+    // Second start on the same DATA_DIR.
+    const second = spawnScript('src/main.ts', env);
+    await second.waitForStdout(LISTENING, 60_000);
+
+    const again = await call(base, 'POST', '/api/v1/admin/accounts', {
+      bearer: operatorToken,
+      body: { email: `owner-${randomUUID()}@example.com`, plan: 'pro' },
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+
+    const persisted = await call(base, 'GET', `/api/v1/feedbacks/${feedback.body.id}`, { apiKey });
+    expect(persisted.status, JSON.stringify(persisted.body)).toBe(200);
+    expect(persisted.body).toMatchObject({ id: feedback.body.id, title: 'Dark mode', vote_count: 1 });
+
+    expect(second.stdout, second.describe()).not.toContain('Operator token');
+    expect(second.stdout).not.toContain(operatorToken);
+
+    second.signal('SIGTERM');
+    expect(await second.waitForExit(20_000), second.describe()).toEqual({ code: 0, signal: null });
+    expect(logLines(second.stdout).map((line) => line.msg)).toContain('stopped');
+  }, 90_000);
+});
+
+describe('with DATABASE_URL and OPERATOR_TOKEN set', () => {
+  const serverUrl = inject('postgresServerUrl');
+  const database = `feedback_startup_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+  afterEach(async () => {
+    await cleanUp();
+    const admin = createSql(serverUrl, { max: 1 });
+    try {
+      await admin`drop database if exists ${admin(database)} with (force)`;
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+  });
+
+  it('uses that server and token, applies migrations at start, and starts no embedded server', async () => {
+    const admin = createSql(serverUrl, { max: 1 });
+    try {
+      await admin`create database ${admin(database)}`;
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+    const databaseUrl = databaseUrlFor(serverUrl, database);
+    const dataDir = await makeDataDir();
+    const port = await findFreePort();
+    const base = `http://127.0.0.1:${port}`;
+    const operatorToken = `fbo_test_${randomBytes(16).toString('hex')}`;
+
+    const proc = spawnScript(
+      'src/main.ts',
+      serviceEnv({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: databaseUrl, OPERATOR_TOKEN: operatorToken }),
+    );
+    await proc.waitForStdout(LISTENING, 30_000);
+
+    const applied = logLines(proc.stdout).find((line) => line.msg === 'migrations applied');
+    expect(applied?.postgres, proc.describe()).toEqual(await migrationFileNames());
+
+    const sql = createSql(databaseUrl, { max: 1 });
+    try {
+      const ledger = await sql<{ name: string }[]>`select name from schema_migrations order by version`;
+      expect(ledger.map((row) => row.name)).toEqual(await migrationFileNames());
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+
+    const account = await call(base, 'POST', '/api/v1/admin/accounts', {
+      bearer: operatorToken,
+      body: { email: `owner-${randomUUID()}@example.com`, plan: 'team' },
+    });
+    expect(account.status, JSON.stringify(account.body)).toBe(200);
+    const wrong = await call(base, 'POST', '/api/v1/admin/accounts', {
+      bearer: `fbo_test_${randomBytes(16).toString('hex')}`,
+      body: { email: `owner-${randomUUID()}@example.com`, plan: 'team' },
+    });
+    expect(wrong.status).toBe(401);
+    expect(await call(base, 'GET', '/readyz')).toMatchObject({ status: 200 });
+
+    expect(proc.stdout).not.toContain('Operator token');
+    expect(existsSync(path.join(dataDir, 'postgres'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'operator-token'))).toBe(false);
+
+    proc.signal('SIGTERM');
+    // main.ts: on SIGTERM stop accepting, finish, close the pool, log "stopped", exit 0.
+    expect(await proc.waitForExit(20_000), proc.describe()).toEqual({ code: 0, signal: null });
+    expect(logLines(proc.stdout).map((line) => line.msg)).toContain('stopped');
+  });
+});
