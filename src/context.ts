@@ -29,14 +29,19 @@ export type AppContext = {
  * Without DATABASE_URL it first starts the embedded PostgreSQL under DATA_DIR; without
  * CLICKHOUSE_URL, ClickHouse is the chDB engine inside this process.
  */
-export async function createAppContext(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<AppContext> {
+export async function createAppContext(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+  /** Replacements for clients the config would build; fault-injection tests wrap ClickHouse. */
+  overrides: { clickhouse?: ClickHouseClient } = {},
+): Promise<AppContext> {
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const postgres = await openPostgres(config, logger);
     closers.unshift(() => postgres.close());
     const sql = postgres.sql;
 
-    const clickhouse = createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    const clickhouse = overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     closers.unshift(() => clickhouse.close());
     const eventWriter = new EventWriter(clickhouse);
 

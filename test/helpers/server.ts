@@ -44,6 +44,11 @@ export type TestServerOptions = {
   redis?: boolean;
   /** Start the workers (queue consumer, outbox relay) as `npm start` would. Default true. */
   workers?: boolean;
+  /**
+   * Builds the ClickHouse client instead of the config (e.g. a fault-injecting wrapper around a
+   * real chDB connection); receives the server's own data directory.
+   */
+  clickhouse?: (dataDir: string) => AppContext['clickhouse'];
 };
 
 /** Redis for BullMQ-mode tests: TEST_REDIS_URL, else the machine's. */
@@ -77,7 +82,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `fbtest-${randomBytes(6).toString('hex')}` } : {}),
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const ctx = await createAppContext(config, logger);
+  const ctx = await createAppContext(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});
   await migrateClickHouse(ctx.clickhouse);
   const workers = options.workers !== false && apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
   const app = buildApp({ ...ctx, operatorToken });
