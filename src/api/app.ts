@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps.js';
 import { AppError } from './errors.js';
 import { eventsRouter } from './events.router.js';
 import { feedbackRouter } from './feedback.router.js';
+import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestLog } from './middleware/request-log.js';
@@ -26,6 +27,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     feedbackRouter(deps),
     usersRouter(deps),
     eventsRouter(deps),
+    metricsRouter(deps),
     operatorRouter(deps),
     projectsRouter(deps),
     projectFeedbackRouter(deps),

@@ -1,5 +1,6 @@
 import type { IngestEvent } from '../ingest/event.js';
 import type { ClickHouseClient } from './clickhouse.js';
+import { batchInsertSettings } from './insert-settings.js';
 import { clickhouseTimeToIso } from './time.js';
 
 /**
@@ -21,7 +22,7 @@ export async function insertEvents(client: ClickHouseClient, events: IngestEvent
       properties_raw: event.properties === null ? '' : JSON.stringify(event.properties),
       received_at: event.received_at,
     })),
-    clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },
+    clickhouse_settings: batchInsertSettings(token),
   });
 }
 

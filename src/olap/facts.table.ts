@@ -1,5 +1,6 @@
 import type { FactRow } from '../ingest/fact.js';
 import type { ClickHouseClient } from './clickhouse.js';
+import { batchInsertSettings } from './insert-settings.js';
 
 /** Inserts relayed facts; `token` (from the outbox batch) makes a redelivered batch a no-op. */
 export async function insertFacts(client: ClickHouseClient, facts: FactRow[], token: string): Promise<void> {
@@ -8,6 +9,6 @@ export async function insertFacts(client: ClickHouseClient, facts: FactRow[], to
     table: 'facts',
     format: 'JSONEachRow',
     values: facts,
-    clickhouse_settings: { insert_deduplication_token: token, insert_deduplicate: 1 },
+    clickhouse_settings: batchInsertSettings(token),
   });
 }

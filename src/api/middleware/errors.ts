@@ -1,11 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../logger.js';
+import { MetricsError, type MetricsErrorBody } from '../../metrics/errors.js';
 import { AppError, type ErrorBody } from '../errors.js';
 import type { AppState } from '../state.js';
 
 /**
- * The one place that turns a thrown error into a response. AppError carries its status and
- * reason; errors of Koa's own stack (such as a 405) keep their 4xx status;
+ * The one place that turns a thrown error into a response. A MetricsError gets the metrics
+ * body `{ error: { code, message } }` (SPEC 7.2); AppError carries its status and reason; errors of Koa's own stack (such as a 405) keep their 4xx status;
  * anything else is a 500 whose details go to the log, never to the client.
  */
 export function errorHandler(logger: Logger): Middleware<AppState> {
@@ -16,6 +17,11 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
         throw new AppError(404, `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (error) {
+      if (error instanceof MetricsError) {
+        ctx.status = error.status;
+        ctx.body = { error: { code: error.code, message: error.message } } satisfies MetricsErrorBody;
+        return;
+      }
       const { status, reason, headers } = classify(error);
       if (status >= 500) {
         logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');

@@ -1,0 +1,16 @@
+import type { ClickHouseSettings } from '@clickhouse/client';
+
+/**
+ * Settings of every batch insert. We batch ourselves, so async inserts are off: with them on
+ * (chDB's default) a deduplicated block still reaches the materialized views, and rollups would
+ * count a retried batch twice. The token names the batch; a retry with the same token is dropped
+ * from the table and, with the dependent-views setting, from every rollup fed by it.
+ */
+export function batchInsertSettings(token: string): ClickHouseSettings {
+  return {
+    async_insert: 0,
+    insert_deduplicate: 1,
+    insert_deduplication_token: token,
+    deduplicate_blocks_in_dependent_materialized_views: 1,
+  };
+}
