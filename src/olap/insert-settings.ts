@@ -5,6 +5,9 @@ import type { ClickHouseSettings } from '@clickhouse/client';
  * (chDB's default) a deduplicated block still reaches the materialized views, and rollups would
  * count a retried batch twice. The token names the batch; a retry with the same token is dropped
  * from the table and, with the dependent-views setting, from every rollup fed by it.
+ *
+ * Note: the chDB connection applies settings as session-wide SET statements, so they outlast the
+ * insert; every insert of ours therefore passes its own token.
  */
 export function batchInsertSettings(token: string): ClickHouseSettings {
   return {

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from './clickhouse.js';
+import { batchInsertSettings } from './insert-settings.js';
 
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url));
 
@@ -20,7 +21,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOU
           version    String COMMENT 'numeric prefix of the migration file',
           name       String COMMENT 'file name',
           checksum   String COMMENT 'sha256 of the file as applied',
-          applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+          applied_at DateTime64(3, 'UTC') DEFAULT now64(3) COMMENT 'when the migration was applied'
       )
       ENGINE = ReplacingMergeTree
       ORDER BY version`,
@@ -44,7 +45,14 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOU
     for (const statement of splitStatements(text)) {
       await client.command({ query: statement });
     }
-    await client.insert({ table: 'schema_migrations', values: [{ version, name, checksum }], format: 'JSONEachRow' });
+    await client.insert({
+      table: 'schema_migrations',
+      values: [{ version, name, checksum }],
+      format: 'JSONEachRow',
+      // Its own token: chDB keeps settings for the session, and a token left by an earlier
+      // insert would make this row look like a duplicate of that batch.
+      clickhouse_settings: batchInsertSettings(`migration:${version}:${checksum}`),
+    });
     done.push(name);
   }
   return done;

@@ -21,14 +21,16 @@ export async function registerSdkUser(
       on conflict (project_id, user_id) do update set
         last_seen_at = greatest(now(), sdk_users.last_seen_at),
         mrr = case when ${mrrGiven} then excluded.mrr else sdk_users.mrr end
-      returning id, user_id, mrr, first_seen_at, last_seen_at`;
-    const user = row as SdkUserRow;
+      returning id, user_id, mrr, first_seen_at, last_seen_at,
+        -- with its microseconds, which a JS Date would drop
+        to_char(first_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as first_seen_text`;
+    const { first_seen_text: firstSeenAt, ...user } = row as SdkUserRow & { first_seen_text: string };
     await recordFact(tx, {
       kind: 'sdk_user_registered',
       projectId,
       userId: user.user_id,
       mrr: user.mrr,
-      firstSeenAt: user.first_seen_at.toISOString(),
+      firstSeenAt,
     });
     return user;
   });

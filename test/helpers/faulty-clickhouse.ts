@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import {
+  createChdbConnection,
+  type ConnBaseQueryParams,
+  type ConnCommandResult,
+  type ConnExecParams,
+  type ConnExecResult,
+  type ConnInsertParams,
+  type ConnInsertResult,
+  type ConnPingParams,
+  type ConnPingResult,
+  type ConnQueryResult,
+  type Connection,
+} from 'chdb/connection';
+
+type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection'];
+
+/**
+ * What an insert does while faults are on:
+ * - `refuse`: throws without reaching ClickHouse (the server is down, the request never arrives);
+ * - `lose-answer`: the insert really happens, then throws (the answer was lost on the way back),
+ *   so a retry of the same batch must be dropped by its deduplication token.
+ */
+export type InsertFault = 'refuse' | 'lose-answer';
+
+export type FaultSwitch = {
+  /** undefined: inserts pass through untouched. */
+  mode: InsertFault | undefined;
+  /** Insert attempts per table (every attempt, failing or not). */
+  attempts: Map<string, number>;
+  /** Insert attempts that this wrapper made fail, per table. */
+  failures: Map<string, number>;
+  attemptsOf(table: string): number;
+  failuresOf(table: string): number;
+};
+
+/** The table of an `INSERT INTO <table> ...` statement as @clickhouse/client sends it. */
+function insertTable(query: string): string {
+  const match = /INSERT\s+INTO\s+`?(?:\w+`?\.`?)?(\w+)`?/i.exec(query);
+  return match?.[1] ?? '?';
+}
+
+/**
+ * A real chDB connection on `<dataDir>/clickhouse` whose `insert` fails on command; every other
+ * method is the real one. Plugged into @clickhouse/client exactly as src/olap/clickhouse.ts plugs
+ * the plain connection, so the app sees an ordinary ClickHouseClient.
+ */
+export function createFaultyClickHouse(dataDir: string): { client: ClickHouseClient; faults: FaultSwitch } {
+  const dir = path.join(dataDir, 'clickhouse');
+  mkdirSync(dir, { recursive: true });
+  const real = createChdbConnection({ path: dir }) as unknown as Connection<Readable>;
+  const faults: FaultSwitch = {
+    mode: undefined,
+    attempts: new Map(),
+    failures: new Map(),
+    attemptsOf: (table) => faults.attempts.get(table) ?? 0,
+    failuresOf: (table) => faults.failures.get(table) ?? 0,
+  };
+
+  const wrapper: Connection<Readable> = {
+    ping: (params: ConnPingParams): Promise<ConnPingResult> => real.ping(params),
+    query: (params: ConnBaseQueryParams): Promise<ConnQueryResult<Readable>> => real.query(params),
+    command: (params: ConnBaseQueryParams): Promise<ConnCommandResult> => real.command(params),
+    exec: (params: ConnExecParams<Readable>): Promise<ConnExecResult<Readable>> => real.exec(params),
+    close: () => real.close(),
+    async insert(params: ConnInsertParams<Readable>): Promise<ConnInsertResult> {
+      const table = insertTable(params.query);
+      faults.attempts.set(table, faults.attemptsOf(table) + 1);
+      const mode = faults.mode;
+      if (mode === 'refuse') {
+        faults.failures.set(table, faults.failuresOf(table) + 1);
+        // Leave the values stream consumed, as a failed request would.
+        if (typeof params.values !== 'string') params.values.resume();
+        throw new Error(`injected fault: insert into ${table} refused`);
+      }
+      const result = await real.insert(params);
+      if (mode === 'lose-answer') {
+        faults.failures.set(table, faults.failuresOf(table) + 1);
+        throw new Error(`injected fault: answer of the insert into ${table} lost`);
+      }
+      return result;
+    },
+  };
+
+  const client = createClient({
+    connection: wrapper as unknown as ClientConnection,
+    clickhouse_settings: { date_time_input_format: 'best_effort' },
+  });
+  return { client, faults };
+}
