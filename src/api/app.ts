@@ -12,6 +12,7 @@ import { requestLog } from './middleware/request-log.js';
 import { operatorRouter } from './operator.router.js';
 import { projectFeedbackRouter } from './project-feedback.router.js';
 import { projectsRouter } from './projects.router.js';
+import { sqlRouter } from './sql.router.js';
 import type { AppState } from './state.js';
 import { usersRouter } from './users.router.js';
 
@@ -28,6 +29,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     usersRouter(deps),
     eventsRouter(deps),
     metricsRouter(deps),
+    sqlRouter(deps),
     operatorRouter(deps),
     projectsRouter(deps),
     projectFeedbackRouter(deps),
