@@ -230,3 +230,49 @@ describe('admin surface: feedback, SDK users and revenue', () => {
     expect(missing.status).toBe(401);
   });
 });
+
+describe('events feed paging under concurrent inserts', () => {
+  it('returns every event present at the start exactly once, and no row twice, while events keep arriving', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    // 300 events spread over the last 5 days, several sharing a timestamp (the id breaks ties).
+    const initial = Array.from({ length: 300 }, (_, i) => ({
+      eventName: `e${i % 4}`,
+      userId: `u${i % 17}`,
+      timestamp: new Date(Date.now() - (i % 100) * 3600 * 1000 - 60_000).toISOString(),
+    }));
+    for (let i = 0; i < initial.length; i += 100) await track(project, initial.slice(i, i + 100));
+    const before = new Set<string>();
+    {
+      let cursor: string | null = null;
+      do {
+        const page: any = await server.request('GET', `/api/v1/metrics/events?limit=1000&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`, {
+          apiKey: project.apiKey,
+        });
+        for (const event of page.body.events) before.add(event.id);
+        cursor = page.body.next_cursor;
+      } while (cursor);
+    }
+    expect(before.size).toBe(300);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let round = 0;
+    do {
+      const page: any = await server.request('GET', `/api/v1/metrics/events?limit=25&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`, {
+        apiKey: project.apiKey,
+      });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.events.map((e: any) => e.id));
+      cursor = page.body.next_cursor;
+      // Between pages, new events arrive: some newer than everything, some in the middle of the range.
+      round += 1;
+      await track(project, [
+        { eventName: 'late', userId: 'x', timestamp: new Date(Date.now() - 1000).toISOString() },
+        { eventName: 'late', userId: 'y', timestamp: new Date(Date.now() - (round % 90) * 3600 * 1000 - 30_000).toISOString() },
+      ]);
+    } while (cursor);
+    expect(new Set(seen).size).toBe(seen.length);
+    for (const id of before) expect(seen).toContain(id);
+  });
+});
+
