@@ -14,23 +14,20 @@ export type Project = {
 /** A project as the API-key and admin layers see it: with its account's plan. */
 export type ProjectWithPlan = Project & { plan: Plan };
 
-export async function findProjectByApiKeyHash(sql: SqlLike, keyHash: Buffer): Promise<ProjectWithPlan | null> {
+/** One project with its account's plan, found by a condition on `p` (projects). */
+async function findProjectWhere(sql: SqlLike, condition: ReturnType<SqlLike>): Promise<ProjectWithPlan | null> {
   const [project] = await sql<ProjectWithPlan[]>`
     select p.id, p.account_id, p.name, p.archived, p.suspended, p.created_at, p.updated_at, a.plan
     from projects p
     join accounts a on a.id = p.account_id
-    where p.api_key_hash = ${keyHash}`;
+    where ${condition}`;
   return project ?? null;
 }
 
-export async function findProject(sql: SqlLike, id: string): Promise<ProjectWithPlan | null> {
-  const [project] = await sql<ProjectWithPlan[]>`
-    select p.id, p.account_id, p.name, p.archived, p.suspended, p.created_at, p.updated_at, a.plan
-    from projects p
-    join accounts a on a.id = p.account_id
-    where p.id = ${id}`;
-  return project ?? null;
-}
+export const findProjectByApiKeyHash = (sql: SqlLike, keyHash: Buffer) =>
+  findProjectWhere(sql, sql`p.api_key_hash = ${keyHash}`);
+
+export const findProject = (sql: SqlLike, id: string) => findProjectWhere(sql, sql`p.id = ${id}`);
 
 export async function listProjects(sql: SqlLike, accountId: string): Promise<Project[]> {
   return sql<Project[]>`
