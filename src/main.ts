@@ -19,7 +19,8 @@ async function main() {
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
   const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
 
-  const app = buildApp({ ...ctx, operatorToken: operator.token });
+  const lifecycle = { stopping: false };
+  const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -31,6 +32,7 @@ async function main() {
   if (operator.created) printFirstStartHelp(operator.token, port, config.dataDir);
 
   onShutdownSignal(ctx, async () => {
+    lifecycle.stopping = true;
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
     // Requests in flight get a few seconds to finish before their sockets are cut.

@@ -40,6 +40,15 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
 
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  app.use(async (ctx, next) => {
+    // A request dispatched while the server shuts down may sit on a connection that is about
+    // to be closed: it must not store anything its client may never hear about.
+    if (deps.lifecycle?.stopping) {
+      ctx.set('Connection', 'close');
+      throw new AppError(503, 'the service is shutting down, retry', { 'Retry-After': '1' });
+    }
+    await next();
+  });
   // SDK batches may be larger than any other body.
   const batchBody = jsonBody('5mb', '5 MiB');
   const defaultBody = jsonBody('1mb', '1 MiB');

@@ -13,4 +13,6 @@ export type ApiDeps = {
   eventSink: EventSink;
   logger: Logger;
   operatorToken: string;
+  /** Set `stopping` on shutdown: from then on new requests get a 503 and store nothing. */
+  lifecycle?: { stopping: boolean } | undefined;
 };
