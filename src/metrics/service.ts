@@ -129,7 +129,7 @@ async function measureBuckets(
   let paying = 0;
   let mrr = 0;
   for (const row of deltas) {
-    if (row.bucket < p.window.start.toISOString()) {
+    if (row.bucket === BEFORE_WINDOW) {
       users += Number(row.new_users);
       paying += Number(row.paying_delta);
       mrr += Number(row.mrr_delta);
@@ -160,6 +160,9 @@ async function measureBuckets(
   }
   return result;
 }
+
+/** The bucket sdkUserDeltas gives to facts before the window (the epoch). */
+const BEFORE_WINDOW = new Date(0).toISOString();
 
 /** Sums of floating MRR figures, rounded to a millionth to hide summation-order noise. */
 const roundMoney = (value: number) => Math.round(value * 1e6) / 1e6;
@@ -227,7 +230,7 @@ export async function breakdown(client: ClickHouseClient, target: MetricsTarget,
     (a, b) =>
       (b.values[first] ?? 0) - (a.values[first] ?? 0) ||
       (a.key === null ? 1 : 0) - (b.key === null ? 1 : 0) ||
-      String(a.key).localeCompare(String(b.key)),
+      (String(a.key) < String(b.key) ? -1 : String(a.key) > String(b.key) ? 1 : 0),
   );
   return {
     ...p.echo,

@@ -67,7 +67,7 @@ function bucketEnd(bucket: BucketSpec, b: string): string {
     week: `${b} + INTERVAL 7 DAY`,
     month: `addMonths(${b}, 1)`,
   };
-  return `least(toDateTime64(${next[bucket]}, 3, 'UTC'), {end:DateTime64(3, 'UTC')})`;
+  return `least(toDateTime64(${next[bucket]}, 6, 'UTC'), toDateTime64({end:DateTime64(3, 'UTC')}, 6, 'UTC'))`;
 }
 
 const scopeParams = (scope: Scope) => ({ projectId: scope.projectId, start: chTime(scope.start), end: chTime(scope.end) });
@@ -119,7 +119,8 @@ export async function eventMeasuresByName(client: ClickHouseClient, scope: Scope
 
 /**
  * Event measures per value of one top-level property, from raw events (no rollup can know every
- * property). String values are unquoted; other values are their JSON text; a missing key is null.
+ * property). String values are unquoted (an empty string stays ''); other values are their JSON
+ * text; a missing key is null.
  */
 export async function eventMeasuresByProperty(
   client: ClickHouseClient,
@@ -130,9 +131,10 @@ export async function eventMeasuresByProperty(
   const result = await rows<KeyedEventMeasureRow>(
     client,
     `SELECT
-       if(JSONType(properties_raw, {key:String}) = 'String',
-          JSONExtractString(properties_raw, {key:String}),
-          JSONExtractRaw(properties_raw, {key:String})) AS key,
+       if(NOT JSONHas(properties_raw, {key:String}), NULL,
+          if(JSONType(properties_raw, {key:String}) = 'String',
+             JSONExtractString(properties_raw, {key:String}),
+             JSONExtractRaw(properties_raw, {key:String}))) AS key,
        count() AS event_count, uniqExact(user_id) AS unique_event_users
      FROM events
      WHERE project_id = {projectId:UUID}
@@ -140,7 +142,7 @@ export async function eventMeasuresByProperty(
      GROUP BY key`,
     { ...scopeParams(scope), names: names ?? [], key },
   );
-  return result.map((row) => ({ ...row, key: row.key === '' ? null : row.key }));
+  return result;
 }
 
 export type FeedbackMeasureRow = { bucket: string; feedback_count: number; vote_count: number; comment_count: number };
@@ -269,9 +271,12 @@ export async function voterMrr(client: ClickHouseClient, scope: Scope, bucket: B
          AND occurred_at >= {start:DateTime64(3, 'UTC')} AND occurred_at < {end:DateTime64(3, 'UTC')}
      ) AS v
      ASOF LEFT JOIN (
-       SELECT user_id, toDateTime64(occurred_at, 3, 'UTC') AS at, mrr
+       -- One row per user and instant (the last fact of that instant), so the join's match on
+       -- time alone agrees with the (occurred_at, fact_id) order the other measures use.
+       SELECT user_id, occurred_at AS at, argMax(mrr, fact_id) AS mrr
        FROM facts
        WHERE project_id = {projectId:UUID} AND kind = 'sdk_user_registered' AND occurred_at < {end:DateTime64(3, 'UTC')}
+       GROUP BY user_id, occurred_at
      ) AS r
      ON v.user_id = r.user_id AND v.bucket_end > r.at
      GROUP BY v.bucket`,
