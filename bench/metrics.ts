@@ -1,0 +1,195 @@
+/**
+ * `npm run bench:metrics`: loads 10 million events for one Team project spread over 365 days
+ * (plus 10 small projects), then times the metrics API over 365 days — summary, timeseries
+ * (day), breakdown (event_name) and the events feed — over HTTP, next to the same aggregation
+ * computed on the raw events table in the same run, and prints p50/p95 and the ratios.
+ *
+ * Embedded mode (chDB in this process), as `npm start` runs it. PostgreSQL: a fresh database on
+ * DATABASE_URL's server when set, else the embedded one. Knobs: BENCH_EVENTS (default
+ * 10,000,000), BENCH_USERS (default 100,000), BENCH_RUNS (default 30 per operation).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { cpus, freemem, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { uuidv7 } from 'uuidv7';
+import { buildApp } from '../src/api/app.js';
+import { migrateAll } from '../src/bootstrap.js';
+import { loadConfig } from '../src/config.js';
+import { createAppContext } from '../src/context.js';
+import type { IngestEvent } from '../src/ingest/event.js';
+import { insertEvents } from '../src/olap/events.table.js';
+import { createSql } from '../src/oltp/db.js';
+
+const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
+const USERS = Number(process.env.BENCH_USERS ?? 100_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const RAW_RUNS = Math.max(3, Math.floor(RUNS / 3));
+const BATCH = 200_000;
+const DAY = 24 * 3600 * 1000;
+const NAMES = ['feedback_list', 'feedback_detail', 'submit_feedback', 'open_app', 'purchase', 'share', 'search', 'settings', 'scroll', 'tap'];
+const PLANS = ['free', 'pro', 'team'];
+
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main() {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'feedback-bench-metrics-'));
+  let database: string | undefined;
+  let databaseUrl: string | undefined;
+  const serverUrl = process.env.DATABASE_URL;
+  if (serverUrl) {
+    database = `feedback_bench_${process.pid}`;
+    const admin = createSql(serverUrl, { max: 1 });
+    await admin`create database ${admin(database)}`;
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${database}`;
+    databaseUrl = url.toString();
+  }
+  const operatorToken = `fbo_bench_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({ DATA_DIR: dataDir, OPERATOR_TOKEN: operatorToken, LOG_LEVEL: 'silent', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const ctx = await createAppContext(config, pino({ level: 'silent' }));
+  try {
+    await migrateAll(ctx);
+    const app = buildApp({ ...ctx, operatorToken });
+    const server: Server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const call = async (method: string, urlPath: string, headers: Record<string, string>, body?: unknown) => {
+      const response = await fetch(base + urlPath, {
+        method,
+        headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const json = (await response.json()) as any;
+      if (response.status !== 200) throw new Error(`${method} ${urlPath}: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+
+    const account = await call('POST', '/api/v1/admin/accounts', { authorization: `Bearer ${operatorToken}` }, { email: 'bench@example.com', plan: 'team' });
+    const admin = { authorization: `Bearer ${account.admin_token}` };
+    const big = await call('POST', '/api/v1/projects', admin, { name: 'big' });
+    const small = [];
+    for (let i = 0; i < 10; i++) small.push(await call('POST', '/api/v1/projects', admin, { name: `small ${i}` }));
+
+    // Load: 10M events over the 365 days ending today, in large batches straight into the same
+    // insert path the workers use (materialized views fill the rollups as in production).
+    const now = Date.now();
+    const start = now - 365 * DAY + 60_000;
+    const loadStarted = performance.now();
+    let loaded = 0;
+    let seed = 12345;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
+    const receivedAt = new Date().toISOString();
+    const makeEvents = (projectId: string, count: number): IngestEvent[] =>
+      Array.from({ length: count }, () => ({
+        project_id: projectId,
+        event_id: uuidv7(),
+        event_name: NAMES[Math.floor(rand() ** 2 * NAMES.length)] as string,
+        user_id: `user-${Math.floor(rand() * USERS)}`,
+        properties: { plan: PLANS[Math.floor(rand() * 3)], screen: `s${Math.floor(rand() * 20)}` },
+        created_at: new Date(start + rand() * (now - start - 120_000)).toISOString(),
+        received_at: receivedAt,
+        client_id: false,
+      }));
+    while (loaded < TOTAL) {
+      const count = Math.min(BATCH, TOTAL - loaded);
+      await insertEvents(ctx.clickhouse, makeEvents(big.id, count), `bench:${uuidv7()}`);
+      loaded += count;
+      if (loaded % 1_000_000 === 0 || loaded === TOTAL) {
+        log(`loaded ${loaded.toLocaleString('en')} events (${((performance.now() - loadStarted) / 1000).toFixed(0)} s)`);
+      }
+    }
+    for (const project of small) await insertEvents(ctx.clickhouse, makeEvents(project.id, 20_000), `bench:${uuidv7()}`);
+    const loadSeconds = (performance.now() - loadStarted) / 1000;
+
+    const dateTo = new Date(now).toISOString().slice(0, 10);
+    const dateFrom = new Date(now - 364 * DAY).toISOString().slice(0, 10);
+    const window = `date_from=${dateFrom}&date_to=${dateTo}`;
+    const key = { 'x-api-key': big.api_key };
+    const params = { p: big.id, from: `${dateFrom} 00:00:00`, to: `${new Date(now + DAY).toISOString().slice(0, 10)} 00:00:00` };
+    const rawWhere = `project_id = {p:UUID} AND created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')}`;
+    const raw = async (query: string) => {
+      const result = await ctx.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
+      return result.json();
+    };
+
+    type Case = { name: string; api: () => Promise<unknown>; raw?: () => Promise<unknown> };
+    const cases: Case[] = [
+      {
+        name: 'summary',
+        api: () => call('GET', `/api/v1/metrics/summary?${window}&measures=event_count,unique_event_users`, key),
+        raw: () => raw(`SELECT count() AS event_count, uniqExact(user_id) AS unique_event_users FROM events WHERE ${rawWhere}`),
+      },
+      {
+        name: 'timeseries (day)',
+        api: () => call('GET', `/api/v1/metrics/timeseries?interval=day&${window}&measures=event_count,unique_event_users`, key),
+        raw: () =>
+          raw(`SELECT toDate(created_at, 'UTC') AS day, count() AS event_count, uniqExact(user_id) AS unique_event_users
+               FROM events WHERE ${rawWhere} GROUP BY day ORDER BY day`),
+      },
+      {
+        name: 'breakdown (event_name)',
+        api: () => call('GET', `/api/v1/metrics/breakdown?dimension=event_name&${window}`, key),
+        raw: () =>
+          raw(`SELECT event_name, count() AS event_count, uniqExact(user_id) AS unique_event_users
+               FROM events WHERE ${rawWhere} GROUP BY event_name ORDER BY event_count DESC LIMIT 10`),
+      },
+      { name: 'events feed (limit 100)', api: () => call('GET', `/api/v1/metrics/events?${window}&limit=100`, key) },
+    ];
+
+    // Same answers both ways, before timing anything.
+    const summary = (await cases[0]?.api()) as any;
+    const [rawSummary] = (await cases[0]?.raw?.()) as any[];
+    if (Number(rawSummary.event_count) !== summary.measures.event_count || Number(rawSummary.unique_event_users) !== summary.measures.unique_event_users) {
+      throw new Error(`rollup and raw disagree: ${JSON.stringify(summary.measures)} vs ${JSON.stringify(rawSummary)}`);
+    }
+
+    const time = async (fn: () => Promise<unknown>, runs: number) => {
+      await fn(); // warm-up
+      const samples: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        const t = performance.now();
+        await fn();
+        samples.push(performance.now() - t);
+      }
+      samples.sort((a, b) => a - b);
+      const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] as number;
+      return { p50: at(0.5), p95: at(0.95) };
+    };
+
+    log('');
+    log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
+    log(`data: ${TOTAL.toLocaleString('en')} events for one Team project over 365 days, ${USERS.toLocaleString('en')} users, 10 small projects; loaded in ${loadSeconds.toFixed(0)} s`);
+    log(`window: ${dateFrom} .. ${dateTo}; ${RUNS} timed runs per API operation, ${RAW_RUNS} per raw query`);
+    log('');
+    log('| operation | API p50 ms | API p95 ms | raw scan p50 ms | raw p95 ms | raw p50 / API p50 |');
+    log('|---|---|---|---|---|---|');
+    for (const c of cases) {
+      const api = await time(c.api, RUNS);
+      const rawTimes = c.raw ? await time(c.raw, RAW_RUNS) : undefined;
+      log(
+        `| ${c.name} | ${api.p50.toFixed(1)} | ${api.p95.toFixed(1)} | ${rawTimes ? rawTimes.p50.toFixed(1) : 'n/a'} | ${rawTimes ? rawTimes.p95.toFixed(1) : 'n/a'} | ${rawTimes ? `${(rawTimes.p50 / api.p50).toFixed(1)}x` : 'n/a (the feed reads raw events by design)'} |`,
+      );
+    }
+    server.close();
+  } finally {
+    await ctx.close();
+    if (serverUrl && database) {
+      const admin = createSql(serverUrl, { max: 1 });
+      await admin`drop database if exists ${admin(database)} with (force)`;
+      await admin.end();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.exit(0);
