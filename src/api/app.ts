@@ -9,6 +9,7 @@ import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { requestLog } from './middleware/request-log.js';
+import { openapiRouter } from './openapi.router.js';
 import { operatorRouter } from './operator.router.js';
 import { projectFeedbackRouter } from './project-feedback.router.js';
 import { projectsRouter } from './projects.router.js';
@@ -37,6 +38,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     api.use(router.routes(), router.allowedMethods({ throw: true }));
   }
   const health = healthRouter(deps);
+  // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
+  const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 
   app.use(requestLog(deps.logger));
   app.use(errorHandler(deps.logger));
@@ -54,6 +57,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const defaultBody = jsonBody('1mb', '1 MiB');
   app.use((ctx, next) => (ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next)));
   app.use(health.routes());
+  app.use(openapi.routes());
   app.use(api.routes());
   return app;
 }
