@@ -16,6 +16,7 @@ const EnvSchema = z.object({
   CLICKHOUSE_URL: z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL').optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -34,6 +35,8 @@ export type Config = {
   redisUrl: string | undefined;
   /** Prefix of every Redis key of this service (BullMQ queues, idempotency keys). */
   queuePrefix: string;
+  /** Port of the Prometheus /metrics endpoint (0: not served). */
+  metricsPort: number;
   /** BullMQ jobs one worker process writes at once. */
   ingestWorkerConcurrency: number;
   operatorToken: string | undefined;
@@ -70,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseUrl: e.CLICKHOUSE_URL,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
+    metricsPort: e.METRICS_PORT,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     operatorToken: e.OPERATOR_TOKEN,
     logLevel: e.LOG_LEVEL,

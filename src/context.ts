@@ -5,6 +5,7 @@ import type { EventSink } from './ingest/event-sink.js';
 import { EventWriter } from './ingest/event-writer.js';
 import { QueueEventSink } from './ingest/queue-sink.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMetrics, scrapedGauge, type Metrics } from './observability/metrics.js';
 import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
 import { createSql, type Sql } from './oltp/db.js';
 import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
@@ -12,6 +13,7 @@ import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
 export type AppContext = {
   config: Config;
   logger: Logger;
+  metrics: Metrics;
   sql: Sql;
   clickhouse: ClickHouseClient;
   /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
@@ -43,7 +45,8 @@ export async function createAppContext(
 
     const clickhouse = overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
     closers.unshift(() => clickhouse.close());
-    const eventWriter = new EventWriter(clickhouse);
+    const metrics = createMetrics();
+    const eventWriter = new EventWriter(clickhouse, metrics);
 
     let redis: Redis | undefined;
     let queue: IngestQueue | undefined;
@@ -60,10 +63,12 @@ export async function createAppContext(
       eventSink = new DirectEventSink(eventWriter);
     }
     closers.unshift(() => eventSink.close());
+    registerBacklogGauges(metrics, sql, queue);
 
     return {
       config,
       logger,
+      metrics,
       sql,
       clickhouse,
       redis,
@@ -129,4 +134,30 @@ async function connectRedis(url: string): Promise<Redis> {
 /** A separate connection for blocking consumers (BullMQ workers need maxRetriesPerRequest null). */
 export function workerRedis(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
+}
+
+/**
+ * Backlog gauges, read at scrape time: queue depth per state and the age of the oldest waiting
+ * job (with Redis), and the outbox's pending facts and lag (how long the oldest has waited).
+ */
+function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | undefined): void {
+  if (queue) {
+    scrapedGauge(metrics, { name: 'feedback_queue_jobs', help: 'Ingest queue jobs by state', labelNames: ['state'] }, async (set) => {
+      const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'failed');
+      for (const [state, count] of Object.entries(counts)) set(count, { state });
+    });
+    scrapedGauge(metrics, { name: 'feedback_queue_oldest_wait_seconds', help: 'Age of the oldest waiting ingest job' }, async (set) => {
+      const [oldest] = await queue.getJobs(['wait'], -1, -1, true);
+      set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
+    });
+  }
+  scrapedGauge(metrics, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+    set(row?.n ?? 0);
+  });
+  scrapedGauge(metrics, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
+    const [row] = await sql<{ lag: number | null }[]>`
+      select extract(epoch from clock_timestamp() - min(occurred_at))::float8 as lag from outbox`;
+    set(row?.lag ?? 0);
+  });
 }

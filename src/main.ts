@@ -3,6 +3,7 @@ import { buildApp } from './api/app.js';
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
 import { apiRunsWorkers } from './config.js';
 import { createAppContext } from './context.js';
+import { startMetricsServer } from './observability/metrics-server.js';
 import { resolveOperatorToken } from './operator-token.js';
 import { startWorkers } from './workers/runner.js';
 
@@ -21,6 +22,7 @@ async function main() {
 
   const lifecycle = { stopping: false };
   const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
+  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(ctx.metrics.registry, config.metricsPort, config.host) : undefined;
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -41,6 +43,7 @@ async function main() {
     await closed;
     await ctx.eventSink.close();
     await workers?.stop();
+    await metricsServer?.close();
     await ctx.close();
   });
 }

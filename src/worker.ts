@@ -1,6 +1,7 @@
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
 import { apiRunsWorkers } from './config.js';
 import { createAppContext } from './context.js';
+import { startMetricsServer } from './observability/metrics-server.js';
 import { startWorkers } from './workers/runner.js';
 
 /**
@@ -19,9 +20,11 @@ async function main() {
   const ctx = await createAppContext(config);
   await migrateAll(ctx);
   const workers = startWorkers(ctx);
+  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(ctx.metrics.registry, config.metricsPort, config.host) : undefined;
   ctx.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
   onShutdownSignal(ctx, async () => {
     await workers.stop();
+    await metricsServer?.close();
     await ctx.close();
   });
 }

@@ -1,3 +1,4 @@
+import { observeInsert, type Metrics } from '../observability/metrics.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import { findStoredEvents, insertEvents } from '../olap/events.table.js';
 import { eventKey, type IngestEvent } from './event.js';
@@ -16,7 +17,10 @@ export type WriteResult = {
  * insert whose deduplication token makes a retry of the same batch harmless.
  */
 export class EventWriter {
-  constructor(private readonly clickhouse: ClickHouseClient) {}
+  constructor(
+    private readonly clickhouse: ClickHouseClient,
+    private readonly metrics?: Metrics,
+  ) {}
 
   async write(events: IngestEvent[], token: string): Promise<WriteResult> {
     const withClientId = events.filter((event) => event.client_id);
@@ -40,7 +44,7 @@ export class EventWriter {
       stored.set(key, event);
       fresh.push(event);
     }
-    await insertEvents(this.clickhouse, fresh, token);
+    await observeInsert(this.metrics, 'events', fresh.length, () => insertEvents(this.clickhouse, fresh, token));
     return { inserted: fresh.length, stored };
   }
 }

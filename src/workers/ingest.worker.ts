@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { EventWriter } from '../ingest/event-writer.js';
 import type { Logger } from '../logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
+import { observeInsert, type Metrics } from '../observability/metrics.js';
 import { insertFacts } from '../olap/facts.table.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 
@@ -27,6 +28,7 @@ export function startIngestWorker(deps: {
   clickhouse: ClickHouseClient;
   writer: EventWriter;
   logger: Logger;
+  metrics?: Metrics;
   options?: IngestWorkerOptions;
 }): Worker<IngestJobData, void, IngestJobName> {
   const { logger } = deps;
@@ -41,7 +43,8 @@ export function startIngestWorker(deps: {
         return;
       }
       if (job.name === 'facts' && 'facts' in job.data && Array.isArray(job.data.facts)) {
-        await insertFacts(deps.clickhouse, job.data.facts, token);
+        const facts = job.data.facts;
+        await observeInsert(deps.metrics, 'facts', facts.length, () => insertFacts(deps.clickhouse, facts, token));
         return;
       }
       // A payload no code version can write would fail forever: fail it at once, visibly.

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { workerRedis } from '../context.js';
+import { observeInsert } from '../observability/metrics.js';
 import { insertFacts } from '../olap/facts.table.js';
 import { startIngestWorker } from './ingest.worker.js';
 import { OutboxRelay, type FactDelivery } from './outbox.relay.js';
@@ -31,6 +32,7 @@ export function startWorkers(ctx: AppContext): Workers {
       prefix: ctx.config.queuePrefix,
       clickhouse: ctx.clickhouse,
       writer: ctx.eventWriter,
+      metrics: ctx.metrics,
       logger: ctx.logger.child({ component: 'ingest-worker' }),
       options: { concurrency: ctx.config.ingestWorkerConcurrency },
     });
@@ -38,7 +40,8 @@ export function startWorkers(ctx: AppContext): Workers {
       await queue.add('facts', { facts }, { jobId: factsJobId(batchId) });
     };
   } else {
-    deliver = (facts, batchId) => insertFacts(ctx.clickhouse, facts, `facts:${factsJobId(batchId)}`);
+    deliver = (facts, batchId) =>
+      observeInsert(ctx.metrics, 'facts', facts.length, () => insertFacts(ctx.clickhouse, facts, `facts:${factsJobId(batchId)}`));
   }
   const relay = new OutboxRelay(ctx.sql, deliver, ctx.logger.child({ component: 'outbox-relay' }));
   relay.start();

@@ -17,6 +17,7 @@ const SERVICE_VARIABLES = [
   'REDIS_URL',
   'QUEUE_PREFIX',
   'INGEST_WORKER_CONCURRENCY',
+  'METRICS_PORT',
   'OPERATOR_TOKEN',
   'LOG_LEVEL',
 ] as const;
@@ -28,6 +29,8 @@ const SERVICE_VARIABLES = [
 export function serviceEnv(vars: Partial<Record<(typeof SERVICE_VARIABLES)[number], string | undefined>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete env[name];
+  // Service processes run side by side in tests: none takes the fixed default metrics port.
+  env.METRICS_PORT = '0';
   for (const [name, value] of Object.entries(vars)) if (value !== undefined) env[name] = value;
   return env;
 }

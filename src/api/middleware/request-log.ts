@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from '../../logger.js';
+import type { Metrics } from '../../observability/metrics.js';
 import type { AppState } from '../state.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -9,7 +10,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * Gives every request an id (the caller's X-Request-Id when it is sane, else a new one), returns
  * it, and logs one line when the response is done. Headers are not logged: they carry keys.
  */
-export function requestLog(logger: Logger): Middleware<AppState> {
+export function requestLog(logger: Logger, metrics?: Metrics): Middleware<AppState> {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('x-request-id');
@@ -19,11 +20,18 @@ export function requestLog(logger: Logger): Middleware<AppState> {
       await next();
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
+      if (metrics) {
+        // Route patterns only: raw paths of unknown routes would make unbounded label values.
+        const labels = { method: ctx.method, route: matched ?? 'unmatched', status: String(ctx.status) };
+        metrics.httpRequests.inc(labels);
+        metrics.httpDuration.observe(labels, durationMs / 1000);
+      }
       logger.info(
         {
           requestId: ctx.state.requestId,
           method: ctx.method,
-          route: (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path,
+          route: matched ?? ctx.path,
           status: ctx.status,
           durationMs: Math.round(durationMs * 10) / 10,
           projectId: ctx.state.project?.id,
