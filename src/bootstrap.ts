@@ -25,10 +25,18 @@ export function configOrExit(): Config {
  * with what each store applied.
  */
 export async function migrateAll(
-  deps: { sql: Sql; clickhouse?: ClickHouseClient | undefined; logger: Logger },
+  deps: {
+    sql: Sql;
+    clickhouse?: ClickHouseClient | undefined;
+    logger: Logger;
+    /** CLICKHOUSE_CLUSTER selects the cluster variant of the ClickHouse migrations. */
+    config?: Pick<Config, 'clickhouseCluster'>;
+  },
 ): Promise<void> {
   const postgres = await migratePostgres(deps.sql);
-  const clickhouse = deps.clickhouse ? await migrateClickHouse(deps.clickhouse) : [];
+  const clickhouse = deps.clickhouse
+    ? await migrateClickHouse(deps.clickhouse, { cluster: deps.config?.clickhouseCluster })
+    : [];
   deps.logger.info(
     { postgres, clickhouse },
     postgres.length + clickhouse.length > 0 ? 'migrations applied' : 'schema up to date',

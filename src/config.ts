@@ -1,6 +1,35 @@
 import path from 'node:path';
 import { z } from 'zod';
 
+/** A rate-limit budget: `points` requests per window of `windowSeconds`; null is no limit. */
+export type RateLimit = { points: number; windowSeconds: number } | null;
+
+const WINDOW_UNITS: Record<string, number> = { s: 1, min: 60, h: 3600 };
+
+/**
+ * `<requests>/<window>`: `1000/s`, `6000/min`, `20/5min`, `100/10s`, `500/h`; `0` or `off` turns
+ * the budget off (as does a count of 0). Windows are fixed: the budget refills at once when the window ends.
+ */
+function rateLimitVariable(fallback: string) {
+  return z
+    .string()
+    .transform((value, ctx): RateLimit => {
+      const text = value.trim().toLowerCase();
+      if (text === '0' || text === 'off') return null;
+      const match = /^(\d{1,9})\s*\/\s*(\d{1,5})?\s*(s|min|h)$/.exec(text);
+      const points = Number(match?.[1]);
+      const windowSeconds = Number(match?.[2] ?? 1) * (WINDOW_UNITS[match?.[3] ?? ''] ?? NaN);
+      if (!match || !(windowSeconds > 0) || windowSeconds > 86_400) {
+        ctx.addIssue({ code: 'custom', message: 'must be <requests>/<window> such as 100/s, 6000/min or 20/5min (window at most 24h), or 0 or off' });
+        return z.NEVER;
+      }
+      return points === 0 ? null : { points, windowSeconds };
+    })
+    .prefault(fallback);
+}
+
+const seconds = (fallback: number) => z.coerce.number().int().min(1).max(3600).default(fallback);
+
 /**
  * Every setting of the service, read from the environment once at start-up.
  * Nothing else in the code base reads `process.env`.
@@ -14,12 +43,23 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   CLICKHOUSE_URL: z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL').optional(),
+  CLICKHOUSE_CLUSTER: z
+    .string()
+    .regex(/^[A-Za-z_][\w-]{0,63}$/, 'must be a cluster name of remote_servers: letters, digits, _ or -')
+    .optional(),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
+  RATE_LIMIT_API: rateLimitVariable('100/s'),
+  RATE_LIMIT_AUTH_FAILURES: rateLimitVariable('20/min'),
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
+  HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(5),
 });
 
 export type Config = {
@@ -31,6 +71,11 @@ export type Config = {
   databaseUrl: string | undefined;
   /** Unset means: embedded ClickHouse (chDB) under dataDir, inside this process. */
   clickhouseUrl: string | undefined;
+  /**
+   * Unset means: a single ClickHouse server (sql/clickhouse/). Set: the cluster of that name,
+   * migrated with sql/clickhouse/cluster/ (Replicated tables behind Distributed ones).
+   */
+  clickhouseCluster: string | undefined;
   /** Unset means: no queue; events are batched in process and written directly. */
   redisUrl: string | undefined;
   /** Prefix of every Redis key of this service (BullMQ queues, idempotency keys). */
@@ -41,6 +86,26 @@ export type Config = {
   ingestWorkerConcurrency: number;
   operatorToken: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Request budgets (README "Rate limiting"); in Redis under `<queuePrefix>:ratelimit:` when REDIS_URL is set. */
+  rateLimits: {
+    /** Per API key: POST /events/track and /events/batch (a batch is one request). */
+    ingest: RateLimit;
+    /** Per API key, admin token or operator token: every other authenticated route. */
+    api: RateLimit;
+    /** Per client IP: answers 401; once spent, that IP's authenticated requests get 429. */
+    authFailures: RateLimit;
+    /** Reverse proxies in front of the API whose X-Forwarded-For entry names the client (0: none). */
+    trustedProxyHops: number;
+  };
+  /** Timeouts of the HTTP server against slow and idle connections. */
+  http: {
+    /** The whole request (headers and body) must arrive within this time, else 408. */
+    requestTimeoutMs: number;
+    /** The request headers must arrive within this time, else 408. */
+    headersTimeoutMs: number;
+    /** An idle keep-alive connection is closed after this time. */
+    keepAliveTimeoutMs: number;
+  };
 };
 
 /**
@@ -65,17 +130,35 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid environment variable ${variable}: ${issue?.message ?? 'invalid value'}`);
   }
   const e = parsed.data;
+  if (e.CLICKHOUSE_CLUSTER && !e.CLICKHOUSE_URL) {
+    throw new ConfigError('Invalid environment variable CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (embedded chDB is not a cluster)');
+  }
+  if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError('Invalid environment variable HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
+  }
   return {
     port: e.PORT,
     host: e.HOST,
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     clickhouseUrl: e.CLICKHOUSE_URL,
+    clickhouseCluster: e.CLICKHOUSE_CLUSTER,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
     metricsPort: e.METRICS_PORT,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     operatorToken: e.OPERATOR_TOKEN,
     logLevel: e.LOG_LEVEL,
+    rateLimits: {
+      ingest: e.RATE_LIMIT_INGEST,
+      api: e.RATE_LIMIT_API,
+      authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+    },
+    http: {
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    },
   };
 }

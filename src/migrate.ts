@@ -12,9 +12,11 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const postgres = await openPostgres(config, logger);
-  const clickhouse = config.clickhouseUrl ? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir }) : undefined;
+  const clickhouse = config.clickhouseUrl
+    ? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster })
+    : undefined;
   try {
-    await migrateAll({ sql: postgres.sql, clickhouse, logger });
+    await migrateAll({ sql: postgres.sql, clickhouse, logger, config });
   } finally {
     await clickhouse?.close();
     await postgres.close();

@@ -67,6 +67,13 @@ describe('loadConfig', () => {
       ingestWorkerConcurrency: 1,
       operatorToken: undefined,
       logLevel: 'info',
+      rateLimits: {
+        ingest: { points: 1000, windowSeconds: 1 },
+        api: { points: 100, windowSeconds: 1 },
+        authFailures: { points: 20, windowSeconds: 60 },
+        trustedProxyHops: 0,
+      },
+      http: { requestTimeoutMs: 60_000, headersTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 },
     });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
   });
@@ -97,6 +104,13 @@ describe('loadConfig', () => {
       INGEST_WORKER_CONCURRENCY: '4',
       OPERATOR_TOKEN: 'x'.repeat(16),
       LOG_LEVEL: 'debug',
+      RATE_LIMIT_INGEST: '5000/min',
+      RATE_LIMIT_API: 'off',
+      RATE_LIMIT_AUTH_FAILURES: '10/5min',
+      TRUSTED_PROXY_HOPS: '1',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '30',
+      HTTP_HEADERS_TIMEOUT_SECONDS: '10',
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '65',
     });
     expect(config).toEqual({
       port: 8080,
@@ -110,6 +124,13 @@ describe('loadConfig', () => {
       ingestWorkerConcurrency: 4,
       operatorToken: 'x'.repeat(16),
       logLevel: 'debug',
+      rateLimits: {
+        ingest: { points: 5000, windowSeconds: 60 },
+        api: null,
+        authFailures: { points: 10, windowSeconds: 300 },
+        trustedProxyHops: 1,
+      },
+      http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 },
     });
   });
 

@@ -8,8 +8,9 @@ import { feedbackRouter } from './feedback.router.js';
 import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
 import { errorHandler } from './middleware/errors.js';
+import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
-import { openapiRouter } from './openapi.router.js';
+import { OPENAPI_PATH, openapiRouter } from './openapi.router.js';
 import { operatorRouter } from './operator.router.js';
 import { projectFeedbackRouter } from './project-feedback.router.js';
 import { projectsRouter } from './projects.router.js';
@@ -52,6 +53,10 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     }
     await next();
   });
+  // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
+  // Before the body parsers, so that a refused IP's body is never read.
+  const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;
+  app.use(rateLimiting(deps.rateLimits, isLimited));
   // SDK batches may be larger than any other body.
   const batchBody = jsonBody('5mb', '5 MiB');
   const defaultBody = jsonBody('1mb', '1 MiB');

@@ -5,19 +5,23 @@ import type { Sql } from '../oltp/db.js';
 import { findProject, findProjectByApiKeyHash, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { hashSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
+import type { Budget } from './middleware/rate-limit.js';
 import type { AppContext, AppState } from './state.js';
 import { isUuid } from './validation.js';
 
 /**
  * X-API-Key authentication (SPEC 5): 401 without a valid key, 403 for a suspended project.
- * Keys are compared by their sha256, so the lookup is one unique-index probe.
+ * Keys are compared by their sha256, so the lookup is one unique-index probe. The request is
+ * charged to the project's `budget` (ingestion routes have their own; see rate-limit.ts).
  */
-export function apiKeyAuth(sql: Sql): Middleware<AppState> {
+export function apiKeyAuth(sql: Sql, options: { budget?: Budget } = {}): Middleware<AppState> {
+  const budget = options.budget ?? 'api';
   return async (ctx, next) => {
     const key = ctx.get('x-api-key');
     if (!key) throw unauthorized('missing X-API-Key header');
     const project = await findProjectByApiKeyHash(sql, hashSecret(key));
     if (!project) throw unauthorized('invalid API key');
+    await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
     ctx.state.project = project;
     await next();
@@ -36,6 +40,7 @@ export function adminAuth(sql: Sql): Middleware<AppState> {
     if (!token) throw unauthorized('missing admin bearer token (Authorization: Bearer <token>)');
     const account = await findAccountByAdminTokenHash(sql, hashSecret(token));
     if (!account) throw unauthorized('invalid admin token');
+    await ctx.state.rateLimit?.({ kind: 'account', id: account.id }, 'api');
     ctx.state.account = account;
     await next();
   };
@@ -48,6 +53,7 @@ export function operatorAuth(operatorToken: string): Middleware<AppState> {
     const token = bearerToken(ctx);
     if (!token) throw unauthorized('missing operator bearer token (Authorization: Bearer <token>)');
     if (!timingSafeEqual(hashSecret(token), expected)) throw unauthorized('invalid operator token');
+    await ctx.state.rateLimit?.({ kind: 'operator' }, 'api');
     await next();
   };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { EventSink } from '../ingest/event-sink.js';
 import type { Logger } from '../logger.js';
+import type { RateLimits } from './middleware/rate-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
@@ -16,6 +17,8 @@ export type ApiDeps = {
   /** Prometheus metrics of the process; requests are counted and timed when present. */
   metrics?: Metrics | undefined;
   operatorToken: string;
+  /** Request budgets (Redis-backed with REDIS_URL), built once per process by src/context.ts. */
+  rateLimits: RateLimits;
   /** Set `stopping` on shutdown: from then on new requests get a 503 and store nothing. */
   lifecycle?: { stopping: boolean } | undefined;
 };

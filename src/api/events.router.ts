@@ -31,7 +31,8 @@ function toIngestEvent(projectId: string, body: TrackEventBody, receivedAt: stri
  */
 export function eventsRouter({ sql, eventSink, logger }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const auth = apiKeyAuth(sql);
+  // Ingestion has its own budget per key; a batch counts as one request.
+  const auth = apiKeyAuth(sql, { budget: 'ingest' });
 
   async function submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     try {

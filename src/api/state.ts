@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Account } from '../oltp/accounts.repo.js';
 import type { ProjectWithPlan } from '../oltp/projects.repo.js';
+import type { ChargeRateLimit } from './middleware/rate-limit.js';
 
 /** What the auth middleware leaves on `ctx.state` for the handlers after it. */
 export type AppState = {
@@ -9,6 +10,11 @@ export type AppState = {
   project?: ProjectWithPlan;
   /** The account of the admin bearer token, on admin routes. */
   account?: Account;
+  /**
+   * Set by the rate-limit middleware on limited routes; the auth middlewares charge the caller's
+   * budget through it as soon as they know who is calling.
+   */
+  rateLimit?: ChargeRateLimit;
 };
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type * as ChdbConnectionModule from 'chdb/connection';
 
 export type { ClickHouseClient };
 
@@ -12,7 +13,47 @@ export type ClickHouseOptions = {
   url: string | undefined;
   /** Where embedded chDB keeps its data (one directory per process, bound for its lifetime). */
   dataDir: string;
+  /**
+   * Name of the ClickHouse cluster whose Distributed tables the service reads and writes
+   * (CLICKHOUSE_CLUSTER); server only. Unset: a single server.
+   */
+  cluster?: string | undefined;
 };
+
+/**
+ * Settings of every query on a cluster, where `events`, `facts` and the rollups are Distributed
+ * tables over Replicated ones (sql/clickhouse/cluster/):
+ * - an insert returns once each shard has written its rows to one of its replicas (not when they
+ *   are only queued on the node that took the insert), so an acknowledged event is stored, and a
+ *   retried batch, split the same way, is dropped by its deduplication token on every shard;
+ * - a query whose JOIN or IN reads another Distributed table runs that side once and sends the
+ *   result to every shard (GLOBAL), which is exact whatever the sharding keys.
+ */
+export const CLUSTER_SETTINGS: ClickHouseSettings = {
+  distributed_foreground_insert: 1,
+  distributed_product_mode: 'global',
+};
+
+const require = createRequire(import.meta.url);
+
+/**
+ * chDB (the `chdb` package, an optional dependency of ~550 MB) is loaded only for embedded
+ * ClickHouse, so an install without it (`npm ci --omit=optional`, as the Docker image does)
+ * runs against a server.
+ */
+function loadChdbConnection(): typeof ChdbConnectionModule {
+  try {
+    return require('chdb/connection') as typeof ChdbConnectionModule;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND' && /'chdb\//.test(String(error))) {
+      throw new Error(
+        'embedded ClickHouse needs the optional package chdb, which is not installed: run `npm install` (without --omit=optional), or set CLICKHOUSE_URL to a ClickHouse server',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
 
 /**
  * One `@clickhouse/client` for both ways to run: over HTTP to a server, or on the real ClickHouse
@@ -23,9 +64,14 @@ export function createClickHouse(options: ClickHouseOptions): ClickHouseClient {
     return createClient({
       url: options.url,
       request_timeout: 60_000,
-      clickhouse_settings: { date_time_input_format: 'best_effort' },
+      clickhouse_settings: {
+        date_time_input_format: 'best_effort',
+        ...(options.cluster ? CLUSTER_SETTINGS : {}),
+      },
     });
   }
+  if (options.cluster) throw new Error('a ClickHouse cluster needs a server (CLICKHOUSE_URL); embedded chDB is one process');
+  const { createChdbConnection } = loadChdbConnection();
   const dir = path.join(options.dataDir, 'clickhouse');
   mkdirSync(dir, { recursive: true });
   return createClient({

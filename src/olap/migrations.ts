@@ -5,27 +5,57 @@ import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from './clickhouse.js';
 import { batchInsertSettings } from './insert-settings.js';
 
+/** Migrations of a single ClickHouse server (and of embedded chDB). */
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url));
-
 /**
- * Applies the numbered `.sql` files of `dir` that the `schema_migrations` ledger does not list,
- * in order. ClickHouse has no transactions or locks, so every statement is written to be
- * idempotent (`IF NOT EXISTS`): a second migrator running at the same time does no harm. A file
- * may hold several statements separated by `;` at a line end.
+ * The same migrations for a ClickHouse cluster (CLICKHOUSE_CLUSTER): each file has the version
+ * of its single-server counterpart and creates `<table>_local` Replicated tables on every node
+ * (ON CLUSTER '{cluster}') and a Distributed table of the single-server name over them, so the
+ * service's queries are the same on both.
  */
-export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOUSE_MIGRATIONS_DIR): Promise<string[]> {
-  await client.command({
-    query: `
-      CREATE TABLE IF NOT EXISTS schema_migrations
+export const CLICKHOUSE_CLUSTER_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/cluster/', import.meta.url));
+
+export type ClickHouseMigrationOptions = {
+  /** Cluster name (remote_servers): use the cluster migrations, with `{cluster}` replaced by it. */
+  cluster?: string | undefined;
+  /** Directory of the migrations; default: the one for a single server or for the cluster. */
+  dir?: string;
+};
+
+/** `{cluster}` is the one placeholder of the cluster migrations; other macros ({shard}, {replica}) are the servers'. */
+export function substituteCluster(statement: string, cluster: string): string {
+  return statement.replaceAll('{cluster}', cluster);
+}
+
+/** The ledger. On a cluster one replicated table spans every node, so any node reads the same ledger. */
+function ledgerDdl(cluster: string | undefined): string {
+  const onCluster = cluster ? ` ON CLUSTER '${cluster}'` : '';
+  const engine = cluster
+    ? "ReplicatedReplacingMergeTree('/clickhouse/tables/{database}/schema_migrations', '{shard}-{replica}')"
+    : 'ReplacingMergeTree';
+  return `
+      CREATE TABLE IF NOT EXISTS schema_migrations${onCluster}
       (
           version    String COMMENT 'numeric prefix of the migration file',
           name       String COMMENT 'file name',
           checksum   String COMMENT 'sha256 of the file as applied',
           applied_at DateTime64(3, 'UTC') DEFAULT now64(3) COMMENT 'when the migration was applied'
       )
-      ENGINE = ReplacingMergeTree
-      ORDER BY version`,
-  });
+      ENGINE = ${engine}
+      ORDER BY version`;
+}
+
+/**
+ * Applies the numbered `.sql` files of the migrations directory that the `schema_migrations`
+ * ledger does not list, in order. ClickHouse has no transactions or locks, so every statement is
+ * written to be idempotent (`IF NOT EXISTS`): a second migrator running at the same time does no
+ * harm. A file may hold several statements separated by `;` at a line end. The checksum is that
+ * of the file as shipped (before the cluster name is put in).
+ */
+export async function migrateClickHouse(client: ClickHouseClient, options: ClickHouseMigrationOptions = {}): Promise<string[]> {
+  const cluster = options.cluster;
+  const dir = options.dir ?? (cluster ? CLICKHOUSE_CLUSTER_MIGRATIONS_DIR : CLICKHOUSE_MIGRATIONS_DIR);
+  await client.command({ query: ledgerDdl(cluster) });
   const result = await client.query({
     query: 'SELECT version, argMax(checksum, applied_at) AS checksum FROM schema_migrations GROUP BY version',
     format: 'JSONEachRow',
@@ -43,7 +73,7 @@ export async function migrateClickHouse(client: ClickHouseClient, dir = CLICKHOU
       continue;
     }
     for (const statement of splitStatements(text)) {
-      await client.command({ query: statement });
+      await client.command({ query: cluster ? substituteCluster(statement, cluster) : statement });
     }
     await client.insert({
       table: 'schema_migrations',

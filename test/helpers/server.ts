@@ -49,6 +49,8 @@ export type TestServerOptions = {
    * real chDB connection); receives the server's own data directory.
    */
   clickhouse?: (dataDir: string) => AppContext['clickhouse'];
+  /** Environment variables for loadConfig on top of the test's own (e.g. small RATE_LIMIT_* budgets). */
+  env?: Record<string, string>;
 };
 
 /** Redis for BullMQ-mode tests: TEST_REDIS_URL, else the machine's. */
@@ -79,7 +81,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     DATA_DIR: dataDir,
     OPERATOR_TOKEN: operatorToken,
     LOG_LEVEL: 'silent',
+    // The suite fires bursts no production budget allows (100 concurrent votes with one key, dozens
+    // of 401s from 127.0.0.1): budgets that never trip, so every request still goes through the
+    // limiter. Tests of the limits themselves pass small ones in `env`.
+    RATE_LIMIT_INGEST: '1000000/s',
+    RATE_LIMIT_API: '1000000/s',
+    RATE_LIMIT_AUTH_FAILURES: '1000000/min',
     ...(options.redis ? { REDIS_URL: TEST_REDIS_URL, QUEUE_PREFIX: `fbtest-${randomBytes(6).toString('hex')}` } : {}),
+    ...options.env,
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ctx = await createAppContext(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});

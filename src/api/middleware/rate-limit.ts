@@ -1,0 +1,204 @@
+import type { Redis } from 'ioredis';
+import type { Middleware } from 'koa';
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+  RLWrapperTimeouts,
+  type RateLimiterAbstract,
+} from 'rate-limiter-flexible';
+import type { Config, RateLimit } from '../../config.js';
+import { AppError } from '../errors.js';
+import type { AppContext, AppState } from '../state.js';
+
+/**
+ * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
+ * counted in Redis when REDIS_URL is set (so every API process shares one budget), in process
+ * memory otherwise.
+ *
+ * - Once authentication knows the caller, it charges the caller's budget (`ctx.state.rateLimit`,
+ *   called by the auth middlewares): `ingest` for POST /events/track and /events/batch, `api` for
+ *   every other route; one per API key (project), admin token (account) or operator token. The
+ *   counters are keyed by project or account id, never by the secret.
+ * - Every 401 is charged to the client IP's `authFailures` budget; once it is spent, requests
+ *   from that IP are refused with 429 before their credentials are even looked up.
+ *
+ * Every response of a limited route that got as far as a budget carries RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 adds Retry-After.
+ */
+
+/** Which budget a route draws from. */
+export type Budget = 'ingest' | 'api';
+
+/** Who a request was authenticated as: an id, never the secret. */
+export type Caller = { kind: 'project'; id: string } | { kind: 'account'; id: string } | { kind: 'operator' };
+
+/** Charges the caller's budget, sets the RateLimit-* headers; throws the 429 when it is spent. */
+export type ChargeRateLimit = (caller: Caller, budget: Budget) => Promise<void>;
+
+type Verdict = { allowed: boolean; limit: number; remaining: number; msBeforeReset: number };
+
+/** A Redis that does not answer within this time is treated as down (see the insurance limiter). */
+const REDIS_TIMEOUT_MS = 500;
+
+/** One budget: `points` per fixed window, counted per subject (a project, an account, an IP). */
+class Counter {
+  constructor(
+    readonly limit: NonNullable<RateLimit>,
+    private readonly limiter: RateLimiterAbstract,
+  ) {}
+
+  /** Counts one request. */
+  async consume(subject: string): Promise<Verdict> {
+    try {
+      return this.verdict(true, await this.limiter.consume(subject));
+    } catch (error) {
+      if (error instanceof RateLimiterRes) return this.verdict(false, error);
+      throw error;
+    }
+  }
+
+  /** The subject's state when its budget is spent for this window; null while some is left. */
+  async spent(subject: string): Promise<Verdict | null> {
+    const res = await this.limiter.get(subject);
+    if (!res || res.consumedPoints < this.limit.points) return null;
+    return this.verdict(false, res);
+  }
+
+  private verdict(allowed: boolean, res: RateLimiterRes): Verdict {
+    return {
+      allowed,
+      limit: this.limit.points,
+      remaining: Math.max(0, Math.min(this.limit.points, res.remainingPoints)),
+      msBeforeReset: Math.max(0, res.msBeforeNext),
+    };
+  }
+
+  describe(): string {
+    const { points, windowSeconds } = this.limit;
+    const window = windowSeconds === 1 ? 'second' : windowSeconds === 60 ? 'minute' : `${windowSeconds} s`;
+    return `${points} per ${window}`;
+  }
+}
+
+/** The service's budgets, built once per process (src/context.ts) from the config. */
+export class RateLimits {
+  readonly store: 'redis' | 'memory';
+  readonly trustedProxyHops: number;
+  readonly ingest: Counter | undefined;
+  readonly api: Counter | undefined;
+  readonly authFailures: Counter | undefined;
+
+  /**
+   * With `redis`, counters live under `<prefix>:ratelimit:<budget>:` and are shared by every
+   * process on that Redis. While Redis is unreachable, or slower than 500 ms, each process falls
+   * back to an in-memory counter of the same budget (rate-limiter-flexible's insurance limiter):
+   * requests are still limited, per process, and never fail because of the limiter.
+   */
+  constructor(settings: Config['rateLimits'], redis?: { client: Redis; prefix: string }) {
+    this.store = redis ? 'redis' : 'memory';
+    this.trustedProxyHops = settings.trustedProxyHops;
+    const counter = (name: string, limit: RateLimit): Counter | undefined => {
+      if (!limit) return undefined;
+      const options = { points: limit.points, duration: limit.windowSeconds };
+      const memory = new RateLimiterMemory({ ...options, keyPrefix: `ratelimit:${name}` });
+      if (!redis) return new Counter(limit, memory);
+      const store = new RateLimiterRedis({
+        ...options,
+        storeClient: redis.client,
+        keyPrefix: `${redis.prefix}:ratelimit:${name}`,
+        // Fail over to the insurance limiter at once while disconnected instead of queueing.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: memory,
+        // A subject over its budget is refused from process memory until its window ends,
+        // without a Redis round trip per excess request.
+        inMemoryBlockOnConsumed: limit.points + 1,
+      });
+      return new Counter(limit, new RLWrapperTimeouts({ limiter: store, timeoutMs: REDIS_TIMEOUT_MS }));
+    };
+    this.ingest = counter('ingest', settings.ingest);
+    this.api = counter('api', settings.api);
+    this.authFailures = counter('auth-failures', settings.authFailures);
+  }
+}
+
+const CALLER_NOUN: Record<Caller['kind'], string> = {
+  project: 'API key',
+  account: 'admin token',
+  operator: 'operator token',
+};
+
+const subjectOf = (caller: Caller) => (caller.kind === 'operator' ? 'operator' : `${caller.kind}:${caller.id}`);
+
+const seconds = (ms: number) => Math.ceil(ms / 1000);
+
+function rateLimitHeaders(verdict: Verdict): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(verdict.limit),
+    'RateLimit-Remaining': String(verdict.remaining),
+    'RateLimit-Reset': String(seconds(verdict.msBeforeReset)),
+  };
+}
+
+function tooManyRequests(verdict: Verdict, what: string): AppError {
+  const retryAfter = Math.max(1, seconds(verdict.msBeforeReset));
+  return new AppError(429, `too many requests: ${what}; retry in ${retryAfter} s`, {
+    ...rateLimitHeaders(verdict),
+    'Retry-After': String(retryAfter),
+  });
+}
+
+/**
+ * The client's address: the TCP peer, or behind `hops` trusted reverse proxies the X-Forwarded-For
+ * entry the outermost of them appended (entries further left are the client's own claims).
+ */
+export function clientIp(ctx: AppContext, hops: number): string {
+  let ip = ctx.req.socket.remoteAddress ?? 'unknown';
+  if (hops > 0) {
+    const forwarded = ctx
+      .get('x-forwarded-for')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    if (forwarded.length > 0) ip = forwarded[Math.max(0, forwarded.length - hops)] ?? ip;
+  }
+  return ip.startsWith('::ffff:') ? ip.slice('::ffff:'.length) : ip;
+}
+
+/**
+ * The limiter for the routes `isLimited` selects (the authenticated API, not health checks or
+ * documentation). Runs before the body parsers: an IP whose failed-authentication budget is spent
+ * is refused before its body is read or its credentials are looked up.
+ */
+export function rateLimiting(limits: RateLimits, isLimited: (path: string) => boolean): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (!isLimited(ctx.path)) return next();
+    const failures = limits.authFailures;
+    const ip = clientIp(ctx, limits.trustedProxyHops);
+    if (failures) {
+      const spent = await failures.spent(ip);
+      if (spent) throw tooManyRequests(spent, `failed authentication from this address (at most ${failures.describe()})`);
+    }
+
+    ctx.state.rateLimit = async (caller, budget) => {
+      const counter = limits[budget];
+      if (!counter) return;
+      const verdict = await counter.consume(subjectOf(caller));
+      if (!verdict.allowed) {
+        const what = budget === 'ingest' ? 'event ingestion' : 'requests';
+        throw tooManyRequests(verdict, `${what} over the limit of this ${CALLER_NOUN[caller.kind]} (${counter.describe()})`);
+      }
+      ctx.set(rateLimitHeaders(verdict));
+    };
+
+    try {
+      await next();
+    } catch (error) {
+      if (failures && error instanceof AppError && error.status === 401) {
+        const verdict = await failures.consume(ip);
+        throw new AppError(401, error.reason, { ...error.headers, ...rateLimitHeaders(verdict) });
+      }
+      throw error;
+    }
+  };
+}
