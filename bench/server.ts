@@ -1,0 +1,172 @@
+/**
+ * The service under benchmark, forked by bench/ingest.ts: wired exactly as `npm start`
+ * (src/main.ts) wires it — createAppContext, migrations, startWorkers, buildApp — from the
+ * environment the parent gives it (DATABASE_URL of a fresh database, a temporary DATA_DIR,
+ * LOG_LEVEL=silent, and for BullMQ mode REDIS_URL with a random QUEUE_PREFIX).
+ *
+ * chDB binds its data directory to this process, so the parent asks *this* process, over the IPC
+ * channel, to count rows in ClickHouse and to run the raw-insert baseline on the same engine.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { uuidv7 } from 'uuidv7';
+import { buildApp } from '../src/api/app.js';
+import { migrateAll } from '../src/bootstrap.js';
+import { apiRunsWorkers, loadConfig } from '../src/config.js';
+import { createAppContext } from '../src/context.js';
+import type { IngestEvent } from '../src/ingest/event.js';
+import { insertEvents } from '../src/olap/events.table.js';
+import { startWorkers } from '../src/workers/runner.js';
+import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
+
+if (!process.send) throw new Error('bench/server.ts is forked by bench/ingest.ts (it needs an IPC channel)');
+const send = (message: ControlReply | ReadyMessage) => process.send?.(message);
+
+const config = loadConfig(process.env);
+const ctx = await createAppContext(config);
+await migrateAll(ctx);
+const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
+const operatorToken = config.operatorToken;
+if (!operatorToken) throw new Error('the benchmark passes OPERATOR_TOKEN');
+const lifecycle = { stopping: false };
+const app = buildApp({ ...ctx, operatorToken, lifecycle });
+const server: Server = app.listen(config.port, config.host);
+await new Promise<void>((resolve, reject) => {
+  server.once('listening', resolve);
+  server.once('error', reject);
+});
+
+/** How late the event loop runs timers: high values mean requests wait behind other work. */
+const LOOP_RESOLUTION_MS = 5;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+loopDelay.enable();
+
+async function count(projectId: string): Promise<number> {
+  const result = await ctx.clickhouse.query({
+    query: 'SELECT count() AS n FROM events WHERE project_id = {projectId:UUID}',
+    query_params: { projectId },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ n: string | number }>();
+  return Number(row?.n ?? 0);
+}
+
+async function quiesce(timeoutMs: number): Promise<{ waitedMs: number; mergesLeft: number }> {
+  const started = performance.now();
+  for (;;) {
+    const result = await ctx.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const [row] = await result.json<{ n: string | number }>();
+    const merges = Number(row?.n ?? 0);
+    const waitedMs = performance.now() - started;
+    if (merges === 0 || waitedMs >= timeoutMs) return { waitedMs, mergesLeft: merges };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The rows the API would build from these SDK events (events.router.ts, toIngestEvent). */
+function rowsFor(projectId: string, templates: SdkEvent[][], total: number): IngestEvent[] {
+  const rows: IngestEvent[] = [];
+  const receivedAt = new Date().toISOString();
+  for (let t = 0; rows.length < total; t++) {
+    for (const event of templates[t % templates.length] ?? []) {
+      if (rows.length >= total) break;
+      rows.push({
+        project_id: projectId,
+        event_id: event.eventId ?? uuidv7(),
+        event_name: event.eventName,
+        user_id: event.userId,
+        properties: event.properties ?? null,
+        created_at: event.timestamp ? new Date(event.timestamp).toISOString() : receivedAt,
+        received_at: receivedAt,
+        client_id: event.eventId !== undefined,
+      });
+    }
+  }
+  return rows;
+}
+
+async function rawInsert(
+  request: Extract<ControlMessage, { op: 'rawInsert' }>,
+): Promise<RawInsertResult> {
+  const rows = rowsFor(request.projectId, request.templates, request.total);
+  const batches: IngestEvent[][] = [];
+  for (let i = 0; i < rows.length; i += request.batchSize) batches.push(rows.slice(i, i + request.batchSize));
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: request.concurrency }, async () => {
+      while (next < batches.length) {
+        const batch = batches[next++] as IngestEvent[];
+        await insertEvents(ctx.clickhouse, batch, `bench-raw:${uuidv7()}`);
+      }
+    }),
+  );
+  const ms = performance.now() - started;
+  return { rows: rows.length, batches: batches.length, ms, visible: await count(request.projectId) };
+}
+
+let shuttingDown: Promise<void> | undefined;
+function shutdown(): Promise<void> {
+  shuttingDown ??= (async () => {
+    lifecycle.stopping = true;
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await ctx.eventSink.close();
+    await workers?.stop();
+    if (ctx.queue && ctx.redis) {
+      await ctx.queue.obliterate({ force: true }).catch(() => undefined);
+      await deleteKeys(`${config.queuePrefix}:*`);
+    }
+    await ctx.close();
+  })();
+  return shuttingDown;
+}
+
+async function deleteKeys(pattern: string): Promise<void> {
+  const redis = ctx.redis;
+  if (!redis) return;
+  let cursor = '0';
+  do {
+    const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = nextCursor;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+async function handle(message: ControlMessage): Promise<unknown> {
+  switch (message.op) {
+    case 'count':
+      return count(message.projectId);
+    case 'loop': {
+      // The histogram measures timer gaps of LOOP_RESOLUTION_MS; what is beyond that is delay.
+      const late = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
+      const delay = { p50Ms: late(loopDelay.percentile(50)), p99Ms: late(loopDelay.percentile(99)), maxMs: late(loopDelay.max) };
+      if (message.reset) loopDelay.reset();
+      return delay satisfies LoopDelay;
+    }
+    case 'quiesce':
+      return quiesce(message.timeoutMs);
+    case 'rawInsert':
+      return rawInsert(message);
+    case 'shutdown':
+      await shutdown();
+      return null;
+  }
+}
+
+process.on('message', (message: ControlMessage) => {
+  handle(message).then(
+    (result) => {
+      send({ id: message.id, ok: true, result });
+      if (message.op === 'shutdown') process.disconnect();
+    },
+    (error: unknown) => send({ id: message.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
+});
+// The parent died or let go: never linger holding the chDB directory.
+process.on('disconnect', () => {
+  void shutdown().finally(() => process.exit(0));
+});
+
+send({ ready: true, port: (server.address() as AddressInfo).port });
