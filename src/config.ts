@@ -50,7 +50,7 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
-  INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
+  INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
@@ -82,7 +82,7 @@ export type Config = {
   queuePrefix: string;
   /** Port of the Prometheus /metrics endpoint (0: not served). */
   metricsPort: number;
-  /** BullMQ jobs one worker process writes at once. */
+  /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
   operatorToken: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];

@@ -114,6 +114,9 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
     it('SIGKILL while the worker drains 20,000 acknowledged events: after a restart each is stored exactly once', async () => {
       const setup = await serviceSetup(TEST_REDIS_URL);
+      // A worker holding 4 jobs at a time writes them as one group insert, and drains slowly
+      // enough for the kill to land in the middle of the queue.
+      setup.env.INGEST_WORKER_CONCURRENCY = '4';
       cleanups.push(() => deleteKeys(TEST_REDIS_URL, setup.prefix));
       const queue = openQueue(TEST_REDIS_URL, setup.prefix);
       cleanups.push(() => queue.close());
@@ -409,7 +412,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       );
     }, 60_000);
 
-    it('insert answers lost: the retried job inserts again and the deduplication token drops the copy', async () => {
+    it('insert answers lost: the retried job finds its rows already stored and stores nothing twice', async () => {
       const project = await createProject(server, { plan: 'pro' });
       const attemptsBefore = faults.attemptsOf('events');
       const failuresBefore = faults.failuresOf('events');
@@ -435,9 +438,9 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
       const attempts = faults.attemptsOf('events') - attemptsBefore;
       const lost = faults.failuresOf('events') - failuresBefore;
-      // More inserts reached ClickHouse than there were rows to store once: the copies were dropped.
+      // Inserts whose answers were lost really happened; the retries found those rows stored.
       expect(lost).toBeGreaterThan(0);
-      expect(attempts).toBeGreaterThan(lost);
+      expect(attempts).toBeGreaterThanOrEqual(lost);
       expectExactlyOnce(await storedIds(project.id), acknowledged);
       console.info(
         `[ClickHouse answers lost] ${attempts} inserts reached ClickHouse (${lost} answers lost, attemptsMade up to ${attemptsMade}); ` +

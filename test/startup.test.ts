@@ -64,7 +64,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       queuePrefix: 'feedback',
       metricsPort: 9464,
-      ingestWorkerConcurrency: 1,
+      ingestWorkerConcurrency: 32,
       operatorToken: undefined,
       logLevel: 'info',
       rateLimits: {

@@ -6,15 +6,25 @@ import { eventKey, type IngestEvent } from './event.js';
 export type WriteResult = {
   /** Events inserted by this call. */
   inserted: number;
-  /** For every client event id in the batch: the event as stored (by this or an earlier write). */
+  /** For every event checked against the table: the event as stored (by this or an earlier write). */
   stored: Map<string, IngestEvent>;
+};
+
+export type WriteOptions = {
+  /**
+   * Check every event, not only client eventIds, against what is stored: for a batch that may
+   * have been written before (a queue job run again after a crash or a lost answer), whose rows
+   * an earlier insert under another token may already hold.
+   */
+  checkAll?: boolean;
 };
 
 /**
  * The one path by which events reach ClickHouse, used by the BullMQ worker and by the
- * in-process batcher alike. Events that carry a client eventId already stored (a retried
- * request) or repeated within the batch are dropped, so each is stored once; the rest go in one
- * insert whose deduplication token makes a retry of the same batch harmless.
+ * in-process batcher alike. Events already stored (a retried client eventId, or with
+ * `checkAll` any event of a batch written before) or repeated within the batch are dropped, so
+ * each is stored once; the rest go in one insert whose deduplication token makes a retry of
+ * the same batch harmless.
  */
 export class EventWriter {
   constructor(
@@ -22,20 +32,21 @@ export class EventWriter {
     private readonly metrics?: Metrics,
   ) {}
 
-  async write(events: IngestEvent[], token: string): Promise<WriteResult> {
-    const withClientId = events.filter((event) => event.client_id);
+  async write(events: IngestEvent[], token: string, options: WriteOptions = {}): Promise<WriteResult> {
+    const checked = (event: IngestEvent) => options.checkAll === true || event.client_id;
+    const toCheck = events.filter(checked);
     const stored = new Map<string, IngestEvent>();
-    if (withClientId.length > 0) {
+    if (toCheck.length > 0) {
       const existing = await findStoredEvents(
         this.clickhouse,
-        [...new Set(withClientId.map((event) => event.project_id))],
-        [...new Set(withClientId.map((event) => event.event_id))],
+        [...new Set(toCheck.map((event) => event.project_id))],
+        [...new Set(toCheck.map((event) => event.event_id))],
       );
       for (const event of existing) stored.set(eventKey(event.project_id, event.event_id), event);
     }
     const fresh: IngestEvent[] = [];
     for (const event of events) {
-      if (!event.client_id) {
+      if (!checked(event)) {
         fresh.push(event);
         continue;
       }

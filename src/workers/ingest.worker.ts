@@ -1,6 +1,9 @@
 import { UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EventWriter } from '../ingest/event-writer.js';
+import { uuidv7 } from 'uuidv7';
+import type { IngestEvent } from '../ingest/event.js';
+import type { EventWriter, WriteResult } from '../ingest/event-writer.js';
+import { MicroBatcher } from '../ingest/micro-batcher.js';
 import type { Logger } from '../logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import { observeInsert, type Metrics } from '../observability/metrics.js';
@@ -9,8 +12,8 @@ import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.q
 
 export type IngestWorkerOptions = {
   /**
-   * Jobs processed at once by this process. 1 by default: jobs are then written in queue order,
-   * which is what lets a retried client eventId find its first copy already stored.
+   * Jobs this process holds at once. Their events are written together, in one insert per
+   * flush, so this bounds the size of a ClickHouse insert in jobs.
    */
   concurrency?: number;
   /** A job whose process died is taken up again after about this long. */
@@ -18,9 +21,16 @@ export type IngestWorkerOptions = {
 };
 
 /**
- * Consumes the ingest queue: each job becomes one ClickHouse insert whose deduplication token is
- * derived from the job id, so a job run again after a crash (or a retry after an insert whose
- * answer was lost) never stores its rows twice. A job leaves the queue only after its insert.
+ * Consumes the ingest queue. The API makes one small job per few milliseconds of traffic, and a
+ * ClickHouse insert has a high fixed cost, so the events of the jobs this worker holds at once
+ * are written together, one insert per flush (measured: one insert per job fell behind the API,
+ * BENCHMARKS.md). A job leaves the queue only after the insert holding its events succeeded.
+ *
+ * Exactly once: a job on its first run cannot have been written before, so it joins a group
+ * insert. A job that ran before (a retry after a failed or unanswered insert, or taken up again
+ * after its process died) may have been written as part of some group: it is written on its own,
+ * under a token derived from its id, after dropping every event ClickHouse already holds. All
+ * writes of this process are serialized, so the duplicate checks of client eventIds cannot race.
  */
 export function startIngestWorker(deps: {
   connection: Redis;
@@ -33,13 +43,33 @@ export function startIngestWorker(deps: {
 }): Worker<IngestJobData, void, IngestJobName> {
   const { logger } = deps;
   const lockDuration = deps.options?.lockDurationMs ?? 10_000;
+  let lane: Promise<unknown> = Promise.resolve();
+  const serialized = <T>(write: () => Promise<T>): Promise<T> => {
+    const run = lane.then(write, write);
+    lane = run.catch(() => undefined);
+    return run;
+  };
+  const groups = new MicroBatcher<IngestEvent, WriteResult>({
+    maxItems: 50_000,
+    // Jobs arriving while a flush runs wait for the next one anyway; this only bounds the wait
+    // of a job that arrives when the worker is idle.
+    maxDelayMs: 10,
+    maxConcurrentFlushes: 1,
+    flush: (events) => serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`)),
+  });
   const worker = new Worker<IngestJobData, void, IngestJobName>(
     INGEST_QUEUE,
     async (job) => {
       const token = `${job.name}:${job.id}`;
       if (job.name === 'events' && 'events' in job.data && Array.isArray(job.data.events)) {
-        const result = await deps.writer.write(job.data.events, token);
-        logger.debug({ jobId: job.id, events: job.data.events.length, inserted: result.inserted }, 'events written');
+        const events = job.data.events;
+        const ranBefore = job.attemptsStarted > 1 || job.attemptsMade > 0 || job.stalledCounter > 0;
+        if (ranBefore) {
+          const result = await serialized(() => deps.writer.write(events, token, { checkAll: true }));
+          logger.debug({ jobId: job.id, events: events.length, inserted: result.inserted }, 'events of a re-run job written');
+        } else {
+          await groups.add(events);
+        }
         return;
       }
       if (job.name === 'facts' && 'facts' in job.data && Array.isArray(job.data.facts)) {
@@ -53,7 +83,7 @@ export function startIngestWorker(deps: {
     {
       connection: deps.connection,
       prefix: deps.prefix,
-      concurrency: deps.options?.concurrency ?? 1,
+      concurrency: deps.options?.concurrency ?? 32,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
       // A crash in the middle of a job makes it "stalled"; allow several before giving up on it.
