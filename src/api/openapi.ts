@@ -296,8 +296,29 @@ function metricsQueries(surface: 'key' | 'admin') {
 // ---------------------------------------------------------------------------------------------
 // The document
 
+/** The rate limiter's refusal: on every route of the API (health and docs are not limited). */
+const tooManyRequests = {
+  ...error(
+    'Rate limit exceeded: the budget of the API key or token (ingestion and other routes apart), or of the client IP ' +
+      'after failed authentications. Limited responses of every status carry the RateLimit-* headers.',
+  ),
+  headers: {
+    'Retry-After': { description: 'Seconds until the budget allows a request again.', schema: { type: 'integer' as const } },
+    'RateLimit-Limit': { description: 'Requests the budget allows per window.', schema: { type: 'integer' as const } },
+    'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' as const } },
+    'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' as const } },
+  },
+};
+
+const UNLIMITED_PATHS = new Set(['/healthz', '/readyz', '/docs']);
+
 function register(registry: OpenAPIRegistry) {
-  const route = (config: RouteConfig) => registry.registerPath(config);
+  const route = (config: RouteConfig) =>
+    registry.registerPath(
+      UNLIMITED_PATHS.has(config.path) || config.path.startsWith('/openapi')
+        ? config
+        : { ...config, responses: { ...config.responses, 429: tooManyRequests } },
+    );
   const requests = requestBodies();
 
   registry.registerComponent('securitySchemes', 'ApiKeyAuth', {
