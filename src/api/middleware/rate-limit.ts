@@ -171,11 +171,16 @@ export function clientIp(ctx: AppContext, hops: number): string {
  * is refused before its body is read or its credentials are looked up.
  */
 export function rateLimiting(limits: RateLimits, isLimited: (path: string) => boolean): Middleware<AppState> {
+  const suspects = new RecentFailures(limits.authFailures ? limits.authFailures.limit.windowSeconds * 1000 : 0);
   return async (ctx, next) => {
     if (!isLimited(ctx.path)) return next();
     const failures = limits.authFailures;
     const ip = clientIp(ctx, limits.trustedProxyHops);
-    if (failures) {
+    // Only addresses that failed here within the window are looked up: a Redis round trip on
+    // every request was measured as a large share of the ingestion path's cost (BENCHMARKS.md).
+    // An address that failed only on other processes gets at most one more try here, whose 401
+    // puts it on this list.
+    if (failures && suspects.has(ip)) {
       const spent = await failures.spent(ip);
       if (spent) throw tooManyRequests(spent, `failed authentication from this address (at most ${failures.describe()})`);
     }
@@ -195,10 +200,33 @@ export function rateLimiting(limits: RateLimits, isLimited: (path: string) => bo
       await next();
     } catch (error) {
       if (failures && error instanceof AppError && error.status === 401) {
+        suspects.add(ip);
         const verdict = await failures.consume(ip);
         throw new AppError(401, error.reason, { ...error.headers, ...rateLimitHeaders(verdict) });
       }
       throw error;
     }
   };
+}
+
+/** Addresses with a failed authentication on this process within the window (bounded). */
+class RecentFailures {
+  static readonly MAX = 100_000;
+  readonly #until = new Map<string, number>();
+  constructor(private readonly windowMs: number) {}
+
+  add(ip: string): void {
+    this.#until.delete(ip);
+    this.#until.set(ip, Date.now() + this.windowMs);
+    // Oldest first (insertion order): drop the oldest when full.
+    if (this.#until.size > RecentFailures.MAX) this.#until.delete(this.#until.keys().next().value as string);
+  }
+
+  has(ip: string): boolean {
+    const until = this.#until.get(ip);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    this.#until.delete(ip);
+    return false;
+  }
 }
