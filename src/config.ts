@@ -51,6 +51,7 @@ const EnvSchema = z.object({
   QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(32),
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
@@ -84,6 +85,11 @@ export type Config = {
   metricsPort: number;
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
+  /**
+   * How long an API-key lookup may be reused in process at most (0: never). Changes reach every
+   * process at once through LISTEN/NOTIFY; this bounds staleness while that connection is down.
+   */
+  apiKeyCacheSeconds: number;
   operatorToken: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Request budgets (README "Rate limiting"); in Redis under `<queuePrefix>:ratelimit:` when REDIS_URL is set. */
@@ -147,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: e.QUEUE_PREFIX,
     metricsPort: e.METRICS_PORT,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
+    apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,
     logLevel: e.LOG_LEVEL,
     rateLimits: {

@@ -9,6 +9,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, scrapedGauge, type Metrics } from './observability/metrics.js';
 import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
 import { createSql, type Sql } from './oltp/db.js';
+import { ProjectKeyCache } from './oltp/projects.cache.js';
 import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
 
 export type AppContext = {
@@ -16,6 +17,8 @@ export type AppContext = {
   logger: Logger;
   metrics: Metrics;
   sql: Sql;
+  /** API-key lookups remembered in process, invalidated by LISTEN/NOTIFY (projects.cache.ts). */
+  projectKeys: ProjectKeyCache;
   clickhouse: ClickHouseClient;
   /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
   redis: Redis | undefined;
@@ -45,6 +48,9 @@ export async function createAppContext(
     const postgres = await openPostgres(config, logger);
     closers.unshift(() => postgres.close());
     const sql = postgres.sql;
+    const projectKeys = new ProjectKeyCache(sql, config.apiKeyCacheSeconds * 1000);
+    await projectKeys.listen();
+    closers.unshift(() => projectKeys.close());
 
     const clickhouse =
       overrides.clickhouse ??
@@ -76,6 +82,7 @@ export async function createAppContext(
       logger,
       metrics,
       sql,
+      projectKeys,
       clickhouse,
       redis,
       queue,

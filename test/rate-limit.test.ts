@@ -481,3 +481,35 @@ describe('body size and connection limits', () => {
     });
   });
 });
+
+describe.each([
+  { store: 'memory', redis: false },
+  { store: 'Redis', redis: true },
+])('a burst on one key, $store store (charges of concurrent requests are coalesced)', ({ redis }) => {
+  const skip = redis && !withRedis;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    if (skip) return;
+    server = await startTestServer({ redis, workers: false, env: { ...SMALL_BUDGETS, RATE_LIMIT_INGEST: '40/min' } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it.skipIf(skip)('100 concurrent requests against a budget of 40: exactly 40 are served, each with its own RateLimit-Remaining', async () => {
+    const project = await createProject(server);
+    const responses = await Promise.all(
+      Array.from({ length: 100 }, () => server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track })),
+    );
+    const served = responses.filter((response) => response.status === 200);
+    const refused = responses.filter((response) => response.status !== 200);
+    expect(served).toHaveLength(40);
+    for (const response of refused) expectTooMany(response, 40, 'API key');
+    // Each served request was counted once, in some order: remaining 39 down to 0, none twice.
+    const remaining = served.map((response) => budget(response).remaining).sort((x, y) => x - y);
+    expect(remaining).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    // Nothing more in this window.
+    expectTooMany(await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track }), 40, 'API key');
+  });
+});

@@ -2,7 +2,8 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { findAccountByAdminTokenHash } from '../oltp/accounts.repo.js';
 import type { Sql } from '../oltp/db.js';
-import { findProject, findProjectByApiKeyHash, type ProjectWithPlan } from '../oltp/projects.repo.js';
+import type { ProjectKeyCache } from '../oltp/projects.cache.js';
+import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { hashSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './middleware/rate-limit.js';
@@ -11,15 +12,16 @@ import { isUuid } from './validation.js';
 
 /**
  * X-API-Key authentication (SPEC 5): 401 without a valid key, 403 for a suspended project.
- * Keys are compared by their sha256, so the lookup is one unique-index probe. The request is
- * charged to the project's `budget` (ingestion routes have their own; see rate-limit.ts).
+ * Keys are compared by their sha256, so the lookup is one unique-index probe, remembered in
+ * process (projects.cache.ts). The request is charged to the project's `budget` (ingestion
+ * routes have their own; see rate-limit.ts).
  */
-export function apiKeyAuth(sql: Sql, options: { budget?: Budget } = {}): Middleware<AppState> {
+export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Budget } = {}): Middleware<AppState> {
   const budget = options.budget ?? 'api';
   return async (ctx, next) => {
     const key = ctx.get('x-api-key');
     if (!key) throw unauthorized('missing X-API-Key header');
-    const project = await findProjectByApiKeyHash(sql, hashSecret(key));
+    const project = await projectKeys.lookup(hashSecret(key));
     if (!project) throw unauthorized('invalid API key');
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');

@@ -5,10 +5,13 @@ import type { RateLimits } from './middleware/rate-limit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
+import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 
 /** What the HTTP layer needs, built once at start-up (src/context.ts) or by a test. */
 export type ApiDeps = {
   sql: Sql;
+  /** API-key lookups (X-API-Key routes), remembered in process; routes that change a project or plan forget it. */
+  projectKeys: ProjectKeyCache;
   clickhouse: ClickHouseClient;
   /** Present when events go through the Redis queue; readiness then checks it. */
   redis?: Redis | undefined;

@@ -29,10 +29,10 @@ function toIngestEvent(projectId: string, body: TrackEventBody, receivedAt: stri
  * SPEC 4.9 and the batch variant. The API stores nothing itself: it hands the events to the
  * sink and answers once they are durable. Any event name is accepted on every tier.
  */
-export function eventsRouter({ sql, eventSink, logger }: ApiDeps): Router<AppState> {
+export function eventsRouter({ projectKeys, eventSink, logger }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   // Ingestion has its own budget per key; a batch counts as one request.
-  const auth = apiKeyAuth(sql, { budget: 'ingest' });
+  const auth = apiKeyAuth(projectKeys, { budget: 'ingest' });
 
   async function submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     try {

@@ -27,9 +27,9 @@ function assertWritable(ctx: AppContext) {
 }
 
 /** SPEC 4.1 to 4.7: feedback, votes and comments, authenticated by X-API-Key. */
-export function feedbackRouter({ sql }: ApiDeps): Router<AppState> {
+export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const auth = apiKeyAuth(sql);
+  const auth = apiKeyAuth(projectKeys);
 
   router.get('/feedbacks', auth, async (ctx) => {
     const query = parseQuery(ListFeedbacksQuery, ctx.query);

@@ -30,9 +30,9 @@ const OPERATIONS: Record<string, Operation> = {
  * key's project; with the account's admin token, for `:id`, adding the SDK-user and revenue
  * measures.
  */
-export function metricsRouter({ sql, clickhouse }: ApiDeps): Router<AppState> {
+export function metricsRouter({ sql, projectKeys, clickhouse }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const keyAuth = apiKeyAuth(sql);
+  const keyAuth = apiKeyAuth(projectKeys);
   const adminTokenAuth = adminAuth(sql);
 
   for (const [name, operation] of Object.entries(OPERATIONS)) {

@@ -11,7 +11,7 @@ import type { AppState } from './state.js';
 import { isUuid, parseBody } from './validation.js';
 
 /** Operator-only management (DESIGN 3): accounts, plans, suspension. */
-export function operatorRouter({ sql, operatorToken }: ApiDeps): Router<AppState> {
+export function operatorRouter({ sql, projectKeys, operatorToken }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   const auth = operatorAuth(operatorToken);
 
@@ -28,6 +28,7 @@ export function operatorRouter({ sql, operatorToken }: ApiDeps): Router<AppState
     const id = ctx.params.id ?? '';
     const account = isUuid(id) ? await updateAccountPlan(sql, id, body.plan) : null;
     if (!account) throw notFound('account not found');
+    projectKeys.forgetAccount(account.id);
     ctx.body = presentAccount(account);
   });
 
@@ -36,6 +37,7 @@ export function operatorRouter({ sql, operatorToken }: ApiDeps): Router<AppState
     const id = ctx.params.id ?? '';
     const project = isUuid(id) ? await updateProject(sql, id, { suspended: body.suspended }) : null;
     if (!project) throw notFound('project not found');
+    projectKeys.forgetProject(project.id);
     ctx.body = presentProject(project);
   });
 

@@ -17,7 +17,7 @@ function accountOf(ctx: AppContext) {
 }
 
 /** Projects of the token's account (DESIGN 3). */
-export function projectsRouter({ sql }: ApiDeps): Router<AppState> {
+export function projectsRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   const auth = adminAuth(sql);
 
@@ -51,6 +51,7 @@ export function projectsRouter({ sql }: ApiDeps): Router<AppState> {
     const body = parseBody(UpdateProjectBody, ctx.request.body);
     const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
     const updated = (await updateProject(sql, project.id, body)) as Project;
+    projectKeys.forgetProject(project.id);
     ctx.body = presentProject(updated);
   });
 
@@ -58,6 +59,8 @@ export function projectsRouter({ sql }: ApiDeps): Router<AppState> {
     const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
     const apiKey = newSecret(API_KEY_PREFIX);
     const updated = (await replaceApiKey(sql, project.id, hashSecret(apiKey))) as Project;
+    // The old key stops here at once; other processes hear of it through NOTIFY.
+    projectKeys.forgetProject(project.id);
     ctx.body = presentProject(updated, apiKey);
   });
 

@@ -8,9 +8,9 @@ import type { AppState } from './state.js';
 import { parseBody } from './validation.js';
 
 /** SPEC 4.8: register or update an SDK user. Allowed on archived projects: it is not feedback. */
-export function usersRouter({ sql }: ApiDeps): Router<AppState> {
+export function usersRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  router.post('/users/register', apiKeyAuth(sql), async (ctx) => {
+  router.post('/users/register', apiKeyAuth(projectKeys), async (ctx) => {
     const body = parseBody(RegisterUserBody, ctx.request.body);
     const row = await registerSdkUser(sql, keyProject(ctx).id, body);
     ctx.body = presentSdkUser(row);

@@ -41,21 +41,76 @@ type Verdict = { allowed: boolean; limit: number; remaining: number; msBeforeRes
 /** A Redis that does not answer within this time is treated as down (see the insurance limiter). */
 const REDIS_TIMEOUT_MS = 500;
 
-/** One budget: `points` per fixed window, counted per subject (a project, an account, an IP). */
+type PendingCharge = { resolve: (verdict: Verdict) => void; reject: (error: unknown) => void };
+
+/**
+ * One budget: `points` per fixed window, counted per subject (a project, an account, an IP).
+ *
+ * Charges are coalesced per subject: while one charge of a subject is on its way to the store,
+ * the next requests of that subject wait and then go together as one charge of n points. A busy
+ * API key thus costs one Redis round trip per round trip, not one per request (measured as a
+ * large share of the ingestion path's cost, BENCHMARKS.md), and the count stays exact.
+ */
 class Counter {
+  readonly #waiting = new Map<string, PendingCharge[]>();
+  readonly #charging = new Set<string>();
+
   constructor(
     readonly limit: NonNullable<RateLimit>,
     private readonly limiter: RateLimiterAbstract,
   ) {}
 
   /** Counts one request. */
-  async consume(subject: string): Promise<Verdict> {
+  consume(subject: string): Promise<Verdict> {
+    return new Promise<Verdict>((resolve, reject) => {
+      const waiting = this.#waiting.get(subject);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.#waiting.set(subject, [{ resolve, reject }]);
+      if (!this.#charging.has(subject)) this.#chargeWaiting(subject);
+    });
+  }
+
+  #chargeWaiting(subject: string): void {
+    const charges = this.#waiting.get(subject);
+    if (!charges) return;
+    this.#waiting.delete(subject);
+    this.#charging.add(subject);
+    this.#consumeMany(subject, charges.length)
+      .then(
+        (verdicts) => charges.forEach((charge, i) => charge.resolve(verdicts[i] as Verdict)),
+        (error: unknown) => charges.forEach((charge) => charge.reject(error)),
+      )
+      .finally(() => {
+        this.#charging.delete(subject);
+        this.#chargeWaiting(subject);
+      });
+  }
+
+  /**
+   * Charges n requests at once. The store answers the count after the charge; the requests are
+   * numbered in arrival order, and those whose number is within the budget are allowed.
+   */
+  async #consumeMany(subject: string, n: number): Promise<Verdict[]> {
+    let res: RateLimiterRes;
     try {
-      return this.verdict(true, await this.limiter.consume(subject));
+      res = await this.limiter.consume(subject, n);
     } catch (error) {
-      if (error instanceof RateLimiterRes) return this.verdict(false, error);
-      throw error;
+      if (!(error instanceof RateLimiterRes)) throw error;
+      res = error;
     }
+    // A subject blocked in process memory (inMemoryBlockOnConsumed) is refused without counting:
+    // its answer does not include this charge, and every request of it is over the budget.
+    const counted = res.consumedPoints >= n;
+    return Array.from({ length: n }, (_, i) => {
+      const number = counted ? res.consumedPoints - n + i + 1 : Number.POSITIVE_INFINITY;
+      const allowed = number <= this.limit.points;
+      return {
+        allowed,
+        limit: this.limit.points,
+        remaining: allowed ? Math.max(0, this.limit.points - number) : 0,
+        msBeforeReset: Math.max(0, res.msBeforeNext),
+      };
+    });
   }
 
   /** The subject's state when its budget is spent for this window; null while some is left. */
