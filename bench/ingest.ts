@@ -154,7 +154,9 @@ class Child {
 
   static async start(name: string, script: string, env: NodeJS.ProcessEnv, cpuProf = false): Promise<Child> {
     const execArgv = ['--import', 'tsx'];
-    if (cpuProf && options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfDir, '--cpu-prof-name', `${name}.${Date.now()}.cpuprofile`);
+    // One directory per service and Node's default file names: a fixed --cpu-prof-name would be
+    // used by the loader's worker thread too, whose profile then replaces the main thread's.
+    if (cpuProf && options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', path.join(options.cpuProfDir, name));
     const child = fork(path.join(here, script), [], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start within 120 s`)), 120_000);
