@@ -7,6 +7,8 @@ import { eventsRouter } from './events.router.js';
 import { feedbackRouter } from './feedback.router.js';
 import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
+import { integrationsRouter } from './integrations.router.js';
+import { membersRouter } from './members.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -35,6 +37,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     projectsRouter(deps),
     projectFeedbackRouter(deps),
+    membersRouter(deps),
+    integrationsRouter(deps),
   ]) {
     api.use(router.routes(), router.allowedMethods({ throw: true }));
   }
