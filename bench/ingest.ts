@@ -8,6 +8,8 @@
  * For each mode:
  *   (1) POST /api/v1/events/track under autocannon against a bare Koa route that answers the same
  *       JSON (bench/bare-server.ts): req/s, p50/p99, and the ratio track/bare (target >= 0.6);
+ *   (1c) analysis: the same /events/track load with the service's sink switched to one that
+ *       stores nothing, so the figure shows what the request path alone costs against bare Koa;
  *   (2) events/s end to end through POST /api/v1/events/batch (1000 events a request, N requests
  *       in flight), from the first request until every event is counted in ClickHouse, against
  *       the raw rate of insertEvents (@clickhouse/client insert) of the same rows into the same
@@ -273,6 +275,8 @@ type ModeResult = {
   mode: Mode;
   bare: HttpFigures;
   track: HttpFigures & { visible: number; visibleAfterMs: number };
+  /** The same /events/track load with a sink that stores nothing: the request path alone. */
+  trackNoop: HttpFigures;
   batch: { events: number; requests: number; ackMs: number; visibleMs: number; rate: number; phase: Phase };
   raw: RawInsertResult & { rate: number; phase: Phase };
   /** Supplementary: the same rows in batches as large as --batch-concurrency requests coalesced. */
@@ -416,6 +420,13 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   const track = { ...trackRun, visible: trackVisible.n, visibleAfterMs: trackVisible.at - trackAckedAt };
   await server.request({ op: 'quiesce', timeoutMs: 30_000 });
 
+  // (1c) Analysis: the same requests with the sink answering at once (nothing stored), to show
+  // what the request path alone costs against bare Koa.
+  log(`/events/track, no-op sink: autocannon ${options.connections} connections, ${options.duration} s`);
+  await server.request({ op: 'sink', noop: true });
+  const trackNoop = await measureHttp(`${mode} /events/track no-op sink`, server, { 'x-api-key': trackProject.api_key }, { 'x-api-key': warmupProject.api_key }, true);
+  await server.request({ op: 'sink', noop: false });
+
   // (2a) /events/batch end to end: from the first request until ClickHouse counts every event.
   const templates = batchTemplates(8, options.batchSize);
   const bodies = templates.map((events) => JSON.stringify({ events }));
@@ -516,7 +527,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   };
 
   await runCleanups();
-  return { mode, bare, track, batch, raw, rawLarge };
+  return { mode, bare, track, trackNoop, batch, raw, rawLarge };
 }
 
 async function deleteRedisKeys(pattern: string): Promise<void> {
@@ -588,6 +599,7 @@ function report(results: ModeResult[]): string {
       results.flatMap((r) => [
         [r.mode, 'bare Koa', f0(r.bare.rps), String(r.bare.p50), String(r.bare.p99), String(r.bare.non2xx), String(r.bare.errors), ...perUnit(r.bare.phase, r.bare.ok, 1)],
         [r.mode, '/events/track', f0(r.track.rps), String(r.track.p50), String(r.track.p99), String(r.track.non2xx), String(r.track.errors), ...perUnit(r.track.phase, r.track.ok, 1)],
+        [r.mode, '/events/track, no-op sink (analysis)', f0(r.trackNoop.rps), String(r.trackNoop.p50), String(r.trackNoop.p99), String(r.trackNoop.non2xx), String(r.trackNoop.errors), ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1)],
       ]),
     ),
     '',
@@ -605,10 +617,11 @@ function report(results: ModeResult[]): string {
     '### Ratios',
     '',
     table(
-      ['mode', 'track / bare Koa (req/s)', 'batch e2e / raw insert (events/s)', 'suppl.: e2e / raw at the larger batch', 'track: acked / visible in ClickHouse'],
+      ['mode', 'track / bare Koa (req/s)', 'analysis: no-op sink / bare Koa', 'batch e2e / raw insert (events/s)', 'suppl.: e2e / raw at the larger batch', 'track: acked / visible in ClickHouse'],
       results.map((r) => [
         r.mode,
         verdict(r.track.rps / r.bare.rps, TRACK_TARGET),
+        f2(r.trackNoop.rps / r.bare.rps),
         verdict(r.batch.rate / r.raw.rate, BATCH_TARGET),
         `${f2(r.batch.rate / r.rawLarge.rate)} (${r.rawLarge.batchSize}-row batches)`,
         `${f0(r.track.ok)} / ${f0(r.track.visible)}, all visible ${f2(r.track.visibleAfterMs / 1000)} s after the run`,
@@ -622,6 +635,7 @@ function report(results: ModeResult[]): string {
       results.flatMap((r) => [
         cpuRow(r.mode, 'bare Koa', r.bare.phase),
         cpuRow(r.mode, '/events/track', r.track.phase),
+        cpuRow(r.mode, '/events/track, no-op sink', r.trackNoop.phase),
         cpuRow(r.mode, '/events/batch e2e', r.batch.phase),
         cpuRow(r.mode, 'raw insertEvents', r.raw.phase),
         cpuRow(r.mode, 'raw insertEvents (suppl.)', r.rawLarge.phase),

@@ -25,6 +25,11 @@ export type ControlRequest =
    * time. Only the inserts are timed.
    */
   | { op: 'rawInsert'; projectId: string; templates: SdkEvent[][]; total: number; batchSize: number; concurrency: number }
+  /**
+   * Analysis only: with `noop` the API's event sink answers at once and stores nothing, so a
+   * measurement shows what the request path alone (auth, limits, validation, logging) costs.
+   */
+  | { op: 'sink'; noop: boolean }
   /** Flush, stop the workers, delete the queue's Redis keys, close every client, exit. */
   | { op: 'shutdown' };
 

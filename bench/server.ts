@@ -16,6 +16,7 @@ import { migrateAll } from '../src/bootstrap.js';
 import { apiRunsWorkers, loadConfig } from '../src/config.js';
 import { createAppContext } from '../src/context.js';
 import type { IngestEvent } from '../src/ingest/event.js';
+import type { EventSink } from '../src/ingest/event-sink.js';
 import { insertEvents } from '../src/olap/events.table.js';
 import { startWorkers } from '../src/workers/runner.js';
 import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
@@ -30,7 +31,13 @@ const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
 const operatorToken = config.operatorToken;
 if (!operatorToken) throw new Error('the benchmark passes OPERATOR_TOKEN');
 const lifecycle = { stopping: false };
-const app = buildApp({ ...ctx, operatorToken, lifecycle });
+/** The real sink, or (op 'sink', analysis only) one that stores nothing and answers at once. */
+let noopSink = false;
+const eventSink: EventSink = {
+  submit: (events) => (noopSink ? Promise.resolve(events) : ctx.eventSink.submit(events)),
+  close: () => ctx.eventSink.close(),
+};
+const app = buildApp({ ...ctx, eventSink, operatorToken, lifecycle });
 const server: Server = app.listen(config.port, config.host);
 await new Promise<void>((resolve, reject) => {
   server.once('listening', resolve);
@@ -149,6 +156,9 @@ async function handle(message: ControlMessage): Promise<unknown> {
       return quiesce(message.timeoutMs);
     case 'rawInsert':
       return rawInsert(message);
+    case 'sink':
+      noopSink = message.noop;
+      return null;
     case 'shutdown':
       await shutdown();
       return null;
