@@ -9,6 +9,8 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, scrapedGauge, type Metrics } from './observability/metrics.js';
 import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
 import { createSql, type Sql } from './oltp/db.js';
+import { createMailer, type Mailer } from './notify/mailer.js';
+import { createDeliveryQueue, type DeliveryQueue } from './workers/deliveries.queue.js';
 import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
 
 export type AppContext = {
@@ -20,6 +22,10 @@ export type AppContext = {
   /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
   redis: Redis | undefined;
   queue: IngestQueue | undefined;
+  /** The deliveries queue (notifications) with Redis; without it, workers poll PostgreSQL. */
+  deliveryQueue: DeliveryQueue | undefined;
+  /** SMTP at SMTP_URL, or .eml files under DATA_DIR/mail. */
+  mailer: Mailer;
   eventWriter: EventWriter;
   /** Where the API hands events: the queue with Redis, the in-process batcher without. */
   eventSink: EventSink;
@@ -55,6 +61,7 @@ export async function createAppContext(
 
     let redis: Redis | undefined;
     let queue: IngestQueue | undefined;
+    let deliveryQueue: DeliveryQueue | undefined;
     let eventSink: EventSink;
     if (config.redisUrl) {
       redis = await connectRedis(config.redisUrl);
@@ -63,6 +70,9 @@ export async function createAppContext(
       queue = createIngestQueue(redis, config.queuePrefix);
       const q = queue;
       closers.unshift(() => q.close());
+      deliveryQueue = createDeliveryQueue(redis, config.queuePrefix);
+      const dq = deliveryQueue;
+      closers.unshift(() => dq.close());
       eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
     } else {
       eventSink = new DirectEventSink(eventWriter);
@@ -70,6 +80,15 @@ export async function createAppContext(
     closers.unshift(() => eventSink.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);
     registerBacklogGauges(metrics, sql, queue);
+    const mailer = createMailer({
+      smtpUrl: config.delivery.smtpUrl,
+      from: config.delivery.mailFrom,
+      domain: new URL(config.delivery.publicUrl).hostname.replace(/^\[|\]$/g, ''),
+      dataDir: config.dataDir,
+      timeoutMs: config.delivery.timeoutMs,
+      logger: logger.child({ component: 'mailer' }),
+    });
+    closers.unshift(async () => mailer.close());
 
     return {
       config,
@@ -79,6 +98,8 @@ export async function createAppContext(
       clickhouse,
       redis,
       queue,
+      deliveryQueue,
+      mailer,
       eventWriter,
       eventSink,
       rateLimits,

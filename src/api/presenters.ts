@@ -1,5 +1,6 @@
 import type { Account } from '../oltp/accounts.repo.js';
 import type { CommentRow } from '../oltp/comments.repo.js';
+import type { DeliveryRow } from '../oltp/deliveries.repo.js';
 import type { FeedbackRow } from '../oltp/feedback.repo.js';
 import type { Project } from '../oltp/projects.repo.js';
 import type { SdkUserRow } from '../oltp/sdk-users.repo.js';
@@ -69,6 +70,25 @@ export function presentAccount(row: Account, adminToken?: string) {
     email: row.email,
     plan: row.plan,
     ...(adminToken === undefined ? {} : { admin_token: adminToken }),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A delivery of a notification to one recipient (README "Notifications"). */
+export function presentDelivery(row: DeliveryRow) {
+  return {
+    id: row.id,
+    notification_id: String(row.notification_id),
+    type: row.type,
+    channel: row.channel,
+    recipient: row.recipient,
+    integration_id: row.integration_id,
+    status: row.status,
+    attempts: row.attempts,
+    last_error: row.last_error,
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+    delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
