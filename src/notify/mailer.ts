@@ -44,7 +44,7 @@ export function createMailer(options: {
     html: message.html,
     messageId: `<${message.id}@${domain}>`,
     ...(message.unsubscribeUrl
-      ? { list: { unsubscribe: { url: message.unsubscribeUrl, comment: 'Unsubscribe' } }, headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }
+      ? { list: { unsubscribe: message.unsubscribeUrl }, headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }
       : {}),
   });
 
