@@ -33,7 +33,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: would reach any IPv4 address, blocked ones included
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
@@ -50,6 +49,10 @@ export class BlockedAddressError extends Error {
 export function isBlockedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true; // not an address at all: refuse rather than guess
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d, in any spelling) reaches IPv4 hosts, blocked ones included;
+  // public services have no need of it. (A BlockList rule for ::ffff:0:0/96 would also match
+  // every plain IPv4 address, which BlockList compares in mapped form.)
+  if (family === 6 && /^::ffff:/i.test(new URL(`http://[${address}]`).hostname.slice(1, -1))) return true;
   return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 

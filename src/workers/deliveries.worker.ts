@@ -194,6 +194,12 @@ export class DeliveryPoller {
       claimedAll = claimed.length === free;
       for (const delivery of claimed) {
         const attempt = attemptDelivery(this.deps, delivery)
+          .then((result) => {
+            // Look again when the retry is due rather than at the next tick (short backoffs).
+            if (result.kind === 'retry' && result.delayMs < (this.options.intervalMs ?? 500)) {
+              setTimeout(() => this.kick(), result.delayMs).unref();
+            }
+          })
           .catch((error: unknown) => this.deps.logger.error({ err: error, deliveryId: delivery.id }, 'delivery attempt crashed'))
           .finally(() => {
             this.#inFlight.delete(attempt);

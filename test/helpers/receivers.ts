@@ -45,7 +45,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
   };
 }
 
-export type ReceivedRequest = { method: string; path: string; headers: IncomingHttpHeaders; raw: string; body: any };
+export type ReceivedRequest = { method: string; path: string; headers: IncomingHttpHeaders; raw: string; body: any; at: number };
 
 /** What a receiver answers to the n-th request (0-based): a status, or 'hang' (never answers). */
 export type Behaviour = (index: number, request: ReceivedRequest) => number | 'hang';
@@ -76,7 +76,7 @@ export async function startHttpReceiver(behaviour: Behaviour = () => 200): Promi
       } catch {
         // keep the text
       }
-      const request: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body };
+      const request: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body, at: performance.now() };
       const answer = current(requests.length, request);
       requests.push(request);
       if (answer === 'hang') {
