@@ -14,7 +14,9 @@ import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js
 import type { VoteState } from '../oltp/votes.repo.js';
 import { PLANS } from '../plans.js';
 import type { ErrorBody as ErrorBodyType } from './errors.js';
-import type { presentAccount, presentComment, presentFeedback, presentProject, presentSdkUser } from './presenters.js';
+import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
+import { NOTIFICATION_TYPES } from '../notify/payload.js';
+import type { presentAccount, presentComment, presentDelivery, presentFeedback, presentProject, presentSdkUser } from './presenters.js';
 
 /*
  * Response bodies as they travel on the wire (SPEC 1, rule 1: snake_case), as zod schemas. They
@@ -182,6 +184,34 @@ export const AccountWithAdminTokenResponse = z
   .meta({ id: 'AccountWithAdminToken', description: 'A new account with its admin token.' });
 
 // ---------------------------------------------------------------------------------------------
+// Notifications (README "Notifications")
+
+export const DeliveryResponse = z
+  .object({
+    id: uuid.meta({ description: 'The delivery id: sent as `X-Feedback-Delivery-Id` to webhooks and used as the email Message-ID.' }),
+    notification_id: z.string().meta({ description: 'The notification (one change of one item) this delivery belongs to.' }),
+    type: z.enum(NOTIFICATION_TYPES),
+    channel: z.enum(DELIVERY_CHANNELS),
+    recipient: z.string().meta({ description: 'The email address, or the integration id.' }),
+    integration_id: uuid.nullable().meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
+    status: z.enum(DELIVERY_STATUSES).meta({ description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).' }),
+    attempts: count.meta({ description: 'Attempts made since the delivery was created or last retried by an operator.' }),
+    last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null once delivered.' }),
+    next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is due; null otherwise.' }),
+    delivered_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Delivery', description: 'A notification’s delivery to one recipient: an email, a Slack or Discord message, or a webhook.' });
+
+export const UnsubscribeResponse = z
+  .object({
+    unsubscribed: z.literal(true),
+    feedback_id: uuid.meta({ description: 'The item whose status-change emails stop for this address.' }),
+  })
+  .meta({ id: 'Unsubscribed' });
+
+// ---------------------------------------------------------------------------------------------
 // Operator ad-hoc SQL
 
 export const AdhocSqlResponse = z
@@ -341,6 +371,7 @@ export type ResponseShapeChecks = [
   Expect<SameShape<ReturnType<typeof presentProject>, Out<typeof ProjectResponse> | Out<typeof ProjectWithApiKeyResponse>>>,
   Expect<SameShape<ReturnType<typeof presentAccount>, Out<typeof AccountResponse> | Out<typeof AccountWithAdminTokenResponse>>>,
   Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,
   Expect<SameShape<Result<typeof metrics.summary>, Out<typeof AdminMetrics.summary>>>,
   Expect<SameShape<Result<typeof metrics.timeseries>, Out<typeof AdminMetrics.timeseries>>>,
