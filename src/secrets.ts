@@ -4,6 +4,8 @@ import { createHash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'fbk_';
 export const ADMIN_TOKEN_PREFIX = 'fba_';
 export const OPERATOR_TOKEN_PREFIX = 'fbo_';
+/** The signing key the server generates for a webhook integration created without one. */
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 /** A random secret of 256 bits, URL-safe. */
 export function newSecret(prefix: string): string {

@@ -501,8 +501,8 @@ describe('real responses validate against the document', () => {
     const id = project.body.id as string;
     // The test server has no SMTP_URL (emails become .eml files) and no ALLOW_PRIVATE_WEBHOOKS
     // (a webhook to 127.0.0.1 fails at once): one delivered and one failed delivery.
-    await server.sql`insert into project_members (project_id, email) values (${id}, 'member@example.com')`;
-    await server.sql`insert into integrations (project_id, kind, url, secret) values (${id}, 'webhook', 'http://127.0.0.1:9/hook', 'whsec_openapi_test')`;
+    await call('post', '/projects/{id}/members', 200, { bearer, params: { id }, body: { email: `member-${randomUUID()}@example.com` } });
+    await call('post', '/projects/{id}/integrations', 200, { bearer, params: { id }, body: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' } });
     const created = await call('post', '/feedbacks', 200, {
       apiKey: project.body.api_key,
       body: { title: 'Notify me', description: 'x', category: 'other', userId: 'u1' },
@@ -535,6 +535,62 @@ describe('real responses validate against the document', () => {
     await call('get', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
     await call('post', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
     await call('get', '/unsubscribe/{token}', 404, { params: { token: randomUUID() } });
+  });
+
+  it('team members and integrations', async () => {
+    const team = await call('post', '/admin/accounts', 200, {
+      bearer: server.operatorToken,
+      body: { email: `team-${randomUUID()}@example.com`, plan: 'team' },
+    });
+    const bearer = team.body.admin_token as string;
+    const project = await call('post', '/projects', 200, { bearer, body: { name: 'Team app' } });
+    const id = project.body.id as string;
+
+    const member = await call('post', '/projects/{id}/members', 200, { bearer, params: { id }, body: { email: `m-${randomUUID()}@example.com` } });
+    await call('post', '/projects/{id}/members', 409, { bearer, params: { id }, body: { email: member.body.email.toUpperCase() } });
+    await call('post', '/projects/{id}/members', 400, { bearer, params: { id }, body: { email: 'nope' } });
+    await call('get', '/projects/{id}/members', 200, { bearer: member.body.admin_token, params: { id } });
+    await call('delete', '/projects/{id}/members/{memberId}', 404, { bearer, params: { id, memberId: randomUUID() } });
+    await call('delete', '/projects/{id}/members/{memberId}', 200, { bearer, params: { id, memberId: member.body.id } });
+    await call('get', '/projects/{id}/members', 401, { bearer: member.body.admin_token, params: { id } });
+
+    const webhook = await call('post', '/projects/{id}/integrations', 200, {
+      bearer,
+      params: { id },
+      body: { kind: 'webhook', url: 'https://example.com/hook', events: ['feedback.created'] },
+    });
+    expect(webhook.body.secret).toEqual(expect.any(String));
+    const slack = await call('post', '/projects/{id}/integrations', 200, {
+      bearer,
+      params: { id },
+      body: { kind: 'slack', url: 'https://hooks.slack.com/services/x', enabled: false },
+    });
+    expect(slack.body).not.toHaveProperty('secret');
+    await call('post', '/projects/{id}/integrations', 400, { bearer, params: { id }, body: { kind: 'slack', url: 'javascript:alert(1)' } });
+    await call('get', '/projects/{id}/integrations', 200, { bearer, params: { id } });
+    await call('patch', '/projects/{id}/integrations/{integrationId}', 200, {
+      bearer,
+      params: { id, integrationId: webhook.body.id },
+      body: { events: null, secret: 'a-new-secret-of-enough-length' },
+    });
+    await call('patch', '/projects/{id}/integrations/{integrationId}', 400, { bearer, params: { id, integrationId: slack.body.id }, body: {} });
+    await call('patch', '/projects/{id}/integrations/{integrationId}', 404, {
+      bearer,
+      params: { id, integrationId: randomUUID() },
+      body: { enabled: true },
+    });
+    await call('delete', '/projects/{id}/integrations/{integrationId}', 200, { bearer, params: { id, integrationId: slack.body.id } });
+    await call('delete', '/projects/{id}/integrations/{integrationId}', 404, { bearer, params: { id, integrationId: slack.body.id } });
+    await call('get', '/projects/{id}/integrations', 403, { bearer: adminToken, params: { id } });
+
+    await call('patch', '/admin/accounts/{id}', 200, { bearer: server.operatorToken, params: { id: team.body.id }, body: { plan: 'free' } });
+    await call('post', '/projects/{id}/integrations', 402, { bearer, params: { id }, body: { kind: 'slack', url: 'https://hooks.slack.com/x' } });
+    await call('patch', '/projects/{id}/integrations/{integrationId}', 402, {
+      bearer,
+      params: { id, integrationId: webhook.body.id },
+      body: { enabled: false },
+    });
+    await call('post', '/projects/{id}/members', 402, { bearer, params: { id }, body: { email: `x-${randomUUID()}@example.com` } });
   });
 
   it('ad-hoc SQL and health', async () => {

@@ -8,6 +8,8 @@ import { feedbackRouter } from './feedback.router.js';
 import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
 import { deliveriesRouter } from './deliveries.router.js';
+import { integrationsRouter } from './integrations.router.js';
+import { membersRouter } from './members.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -39,6 +41,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     projectFeedbackRouter(deps),
     deliveriesRouter(deps),
     unsubscribeRouter(deps),
+    membersRouter(deps),
+    integrationsRouter(deps),
   ]) {
     api.use(router.routes(), router.allowedMethods({ throw: true }));
   }

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { findAccountByAdminTokenHash } from '../oltp/accounts.repo.js';
 import type { Sql } from '../oltp/db.js';
 import { findProject, findProjectByApiKeyHash, type ProjectWithPlan } from '../oltp/projects.repo.js';
+import { PLAN_LIMITS } from '../plans.js';
 import { hashSecret } from '../secrets.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './middleware/rate-limit.js';
@@ -33,13 +34,21 @@ function bearerToken(ctx: AppContext): string | null {
   return match?.[1] ?? null;
 }
 
-/** Admin bearer token of an account (DESIGN 3): 401 when missing or unknown. */
+/**
+ * Admin bearer token of an account (DESIGN 3): the owner's or a team member's, both acting as the
+ * account. 401 when missing or unknown, and for a member's token while the account's plan has no
+ * team members (after a downgrade: the member and its token are kept, and work again on Team).
+ */
 export function adminAuth(sql: Sql): Middleware<AppState> {
   return async (ctx, next) => {
     const token = bearerToken(ctx);
     if (!token) throw unauthorized('missing admin bearer token (Authorization: Bearer <token>)');
-    const account = await findAccountByAdminTokenHash(sql, hashSecret(token));
-    if (!account) throw unauthorized('invalid admin token');
+    const owner = await findAccountByAdminTokenHash(sql, hashSecret(token));
+    if (!owner) throw unauthorized('invalid admin token');
+    const { account, memberId } = owner;
+    if (memberId !== null && !PLAN_LIMITS[account.plan].teamMembers) {
+      throw unauthorized('member tokens require the Team plan');
+    }
     await ctx.state.rateLimit?.({ kind: 'account', id: account.id }, 'api');
     ctx.state.account = account;
     await next();

@@ -16,6 +16,7 @@ import {
   RemoveVoteBody,
   UpdateFeedbackBody,
 } from './feedback.schema.js';
+import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
 import {
   CreateAccountBody,
   CreateProjectBody,
@@ -23,6 +24,7 @@ import {
   UpdateAccountBody,
   UpdateProjectBody,
 } from './management.schema.js';
+import { CreateMemberBody } from './members.schema.js';
 import {
   AccountResponse,
   AccountWithAdminTokenResponse,
@@ -34,7 +36,11 @@ import {
   ErrorBody,
   FeedbackResponse,
   HealthResponse,
+  IntegrationResponse,
+  IntegrationWithSecretResponse,
   KeyMetrics,
+  MemberResponse,
+  MemberWithAdminTokenResponse,
   MetricsErrorBody,
   MetricsEventsFeed,
   ProjectResponse,
@@ -141,6 +147,14 @@ const projectId = describe(z.uuid(), 'Project id. 404 when no such project exist
 const FeedbackPath = z.object({ id: feedbackId });
 const ProjectPath = z.object({ id: projectId });
 const ProjectFeedbackPath = z.object({ id: projectId, feedbackId });
+const ProjectMemberPath = z.object({
+  id: projectId,
+  memberId: describe(z.uuid(), 'Member id. 404 when it is not a member of this project (a malformed id too).'),
+});
+const ProjectIntegrationPath = z.object({
+  id: projectId,
+  integrationId: describe(z.uuid(), 'Integration id. 404 when it is not an integration of this project (a malformed id too).'),
+});
 
 const ViewerHeader = z.object({
   'X-User-Id': describe(
@@ -231,6 +245,29 @@ const requestBodies = () => ({
     'At least one of `status` and `rejectionReason`.',
   ),
   mergeFeedback: body(withFieldDocs(MergeFeedbackBody, { intoId: 'The target item, in the same project.' }), 'MergeFeedbackRequest'),
+  createMember: body(
+    withFieldDocs(CreateMemberBody, { email: 'Trimmed; unique per project whatever its letter case (409 otherwise).' }),
+    'CreateMemberRequest',
+  ),
+  createIntegration: body(
+    withFieldDocs(CreateIntegrationBody, {
+      kind: '`slack` or `discord` (their incoming-webhook URL), or `webhook` (a signed POST to any URL).',
+      url: 'Absolute http or https URL; any other scheme, or a relative URL, is a 400.',
+      secret:
+        'Webhooks only (400 for slack and discord): the HMAC-SHA256 signing key. Omitted for a webhook: the server generates one and returns it once, as `secret`. Never returned otherwise.',
+      events: 'Distinct notification types. Omitted or null: all of them, also types added later.',
+      enabled: 'Default true.',
+    }),
+    'CreateIntegrationRequest',
+  ),
+  updateIntegration: body(
+    withFieldDocs(UpdateIntegrationBody, {
+      secret: 'Webhooks only: replaces the signing secret (it is not returned).',
+      events: 'Distinct notification types; null: all of them.',
+    }),
+    'UpdateIntegrationRequest',
+    'At least one of `url`, `secret`, `events` and `enabled`; absent fields are kept. `kind` cannot be changed (400).',
+  ),
 });
 
 // Metrics query parameters (README "Metrics"), read verbatim; each may be given at most once.
@@ -334,7 +371,8 @@ function register(registry: OpenAPIRegistry) {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'fba_…',
-    description: 'Account admin token, for the project owner: `/projects…`. 401 when missing or unknown, 403 for a project of another account.',
+    description:
+      'Account admin token, for the project owner or a team member (both act as the account): `/projects…`. 401 when missing or unknown, and for a team member’s token while the plan is not Team; 403 for a project of another account.',
   });
   registry.registerComponent('securitySchemes', 'OperatorToken', {
     type: 'http',
@@ -846,6 +884,152 @@ function register(registry: OpenAPIRegistry) {
     },
   });
 
+  // Team members and integrations of a project (SPEC 8.2)
+
+  const teamOnly = error('The account’s plan is not Team.');
+  const integrationsPlan = error('The account’s plan is Free (integrations need Pro or Team).');
+  const projectRefused = error('The project belongs to another account, or is suspended.');
+  const notMember = error('No such project, or no such member in it.');
+  const notIntegration = error('No such project, or no such integration in it.');
+
+  route({
+    method: 'post',
+    path: '/projects/{id}/members',
+    operationId: 'addMember',
+    tags: ['Team members'],
+    summary: 'Add a team member, with its own admin token',
+    description:
+      'Team plan only. The member gets its own admin token of the project’s account, shown only in this response: it acts as the account on every `/projects…` route (all of the account’s projects) while the plan is Team, and is revoked when the member is removed.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath, body: requests.createMember },
+    responses: {
+      200: json('The member, with its admin token (shown only here).', MemberWithAdminTokenResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid admin token.'),
+      402: teamOnly,
+      403: projectRefused,
+      404: error('No such project.'),
+      409: error('The project already has a member with this email (in any letter case).'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/members',
+    operationId: 'listMembers',
+    tags: ['Team members'],
+    summary: 'List a project’s team members',
+    description: 'Oldest first. Answers on every plan: members added on Team are kept after a downgrade (their tokens are refused until the plan is Team again).',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath },
+    responses: {
+      200: json('The members, without tokens.', z.array(MemberResponse)),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'delete',
+    path: '/projects/{id}/members/{memberId}',
+    operationId: 'removeMember',
+    tags: ['Team members'],
+    summary: 'Remove a team member',
+    description: 'Revokes the member’s admin token at once. Allowed on every plan.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectMemberPath },
+    responses: {
+      200: json('The removed member.', MemberResponse),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: notMember,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/projects/{id}/integrations',
+    operationId: 'createIntegration',
+    tags: ['Integrations'],
+    summary: 'Add a Slack, Discord or webhook integration',
+    description:
+      'Pro and Team plans. A webhook without a `secret` gets one generated by the server, returned once as `secret`; a secret is never returned otherwise (`has_secret` says whether one is set).',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath, body: requests.createIntegration },
+    responses: {
+      200: json(
+        'The integration; with `secret` only when the server generated it.',
+        z.union([IntegrationResponse, IntegrationWithSecretResponse]),
+      ),
+      400: error('Validation failed (the reason names the field), or a secret for slack or discord.'),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/integrations',
+    operationId: 'listIntegrations',
+    tags: ['Integrations'],
+    summary: 'List a project’s integrations',
+    description: 'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath },
+    responses: {
+      200: json('The integrations.', z.array(IntegrationResponse)),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'patch',
+    path: '/projects/{id}/integrations/{integrationId}',
+    operationId: 'updateIntegration',
+    tags: ['Integrations'],
+    summary: 'Change an integration',
+    description: 'Pro and Team plans. Changes the fields sent and keeps the others; `kind` cannot be changed.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectIntegrationPath, body: requests.updateIntegration },
+    responses: {
+      200: json('The integration, without its secret.', IntegrationResponse),
+      400: error('Validation failed (the reason names the field), `kind` sent, or a secret for slack or discord.'),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: notIntegration,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'delete',
+    path: '/projects/{id}/integrations/{integrationId}',
+    operationId: 'deleteIntegration',
+    tags: ['Integrations'],
+    summary: 'Remove an integration',
+    description: 'Allowed on every plan.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectIntegrationPath },
+    responses: {
+      200: json('The removed integration, without its secret.', IntegrationResponse),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: notIntegration,
+      default: defaultError,
+    },
+  });
+
   // Notifications (README "Notifications")
 
   const deliveryShape = ListDeliveriesQuery.shape;
@@ -1001,7 +1185,7 @@ accept camelCase or snake_case: the schemas give the camelCase spelling, and \`u
 no casing conversion (\`includeMerged\`, \`date_from\`).
 
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
-admin token as \`Authorization: Bearer\` (\`/projects…\`), the operator token as
+admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`), the operator token as
 \`Authorization: Bearer\` (\`/admin/…\`).
 
 **Errors.** Two bodies: the server-wide \`{ "error": true, "reason": "…" }\` (authentication,
@@ -1029,6 +1213,8 @@ export function buildOpenApiDocument() {
       { name: 'Events', description: 'Analytics event ingestion (X-API-Key)' },
       { name: 'Metrics', description: 'Metrics on two surfaces: X-API-Key, or the admin token with the SDK-user and revenue measures' },
       { name: 'Projects', description: 'Projects of the admin token’s account' },
+      { name: 'Team members', description: 'Team members of a project and their admin tokens (Team plan)' },
+      { name: 'Integrations', description: 'Slack, Discord and signed webhook integrations of a project (Pro and Team plans)' },
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension and ad-hoc SQL (operator token)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },

@@ -2,6 +2,8 @@ import type { Account } from '../oltp/accounts.repo.js';
 import type { CommentRow } from '../oltp/comments.repo.js';
 import type { DeliveryRow } from '../oltp/deliveries.repo.js';
 import type { FeedbackRow } from '../oltp/feedback.repo.js';
+import type { IntegrationRow } from '../oltp/integrations.repo.js';
+import type { MemberRow } from '../oltp/members.repo.js';
 import type { Project } from '../oltp/projects.repo.js';
 import type { SdkUserRow } from '../oltp/sdk-users.repo.js';
 
@@ -70,6 +72,36 @@ export function presentAccount(row: Account, adminToken?: string) {
     email: row.email,
     plan: row.plan,
     ...(adminToken === undefined ? {} : { admin_token: adminToken }),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Team member of a project; the member's admin token appears only when the member is added. */
+export function presentMember(row: MemberRow, adminToken?: string) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    email: row.email,
+    created_at: row.created_at.toISOString(),
+    ...(adminToken === undefined ? {} : { admin_token: adminToken }),
+  };
+}
+
+/**
+ * Integration of a project. Its secret is never shown, except the one the server generated for a
+ * new webhook, in the response that creates it.
+ */
+export function presentIntegration(row: IntegrationRow, generatedSecret?: string) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    kind: row.kind,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    has_secret: row.has_secret,
+    ...(generatedSecret === undefined ? {} : { secret: generatedSecret }),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

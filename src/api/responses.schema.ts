@@ -11,12 +11,22 @@ import {
 import type * as metrics from '../metrics/service.js';
 import type { AdhocResult } from '../olap/adhoc-query.js';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js';
+import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
+import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../oltp/integrations.repo.js';
+import { NOTIFICATION_TYPES } from '../notify/payload.js';
 import type { VoteState } from '../oltp/votes.repo.js';
 import { PLANS } from '../plans.js';
 import type { ErrorBody as ErrorBodyType } from './errors.js';
-import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
-import { NOTIFICATION_TYPES } from '../notify/payload.js';
-import type { presentAccount, presentComment, presentDelivery, presentFeedback, presentProject, presentSdkUser } from './presenters.js';
+import type {
+  presentAccount,
+  presentComment,
+  presentDelivery,
+  presentFeedback,
+  presentIntegration,
+  presentMember,
+  presentProject,
+  presentSdkUser,
+} from './presenters.js';
 
 /*
  * Response bodies as they travel on the wire (SPEC 1, rule 1: snake_case), as zod schemas. They
@@ -182,6 +192,56 @@ export const AccountWithAdminTokenResponse = z
     admin_token: z.string().meta({ description: 'The account’s admin bearer token. Shown only here: it is stored as a hash.' }),
   })
   .meta({ id: 'AccountWithAdminToken', description: 'A new account with its admin token.' });
+
+// ---------------------------------------------------------------------------------------------
+// Management: team members and integrations
+
+const memberFields = {
+  id: uuid,
+  project_id: uuid,
+  email: z.string().meta({ description: 'As sent (trimmed); unique per project whatever its letter case.' }),
+  created_at: timestamp,
+};
+
+export const MemberResponse = z.object(memberFields).meta({ id: 'Member', description: 'A team member of a project (Team plan), without its token.' });
+
+export const MemberWithAdminTokenResponse = z
+  .object({
+    ...memberFields,
+    admin_token: z.string().meta({
+      description:
+        'The member’s own admin bearer token of the project’s account: it acts as the account on every `/projects…` route, while the plan is Team. Shown only here: it is stored as a hash. Removing the member revokes it.',
+    }),
+  })
+  .meta({ id: 'MemberWithAdminToken', description: 'A new team member with its admin token.' });
+
+const integrationFields = {
+  id: uuid,
+  project_id: uuid,
+  kind: z.enum(INTEGRATION_KINDS).meta({ description: 'Slack or Discord incoming webhook, or a generic signed webhook. Cannot be changed.' }),
+  url: z.string().meta({ description: 'Absolute http or https URL the notifications are posted to.' }),
+  events: z
+    .array(z.enum(INTEGRATION_EVENTS))
+    .nullable()
+    .meta({ description: 'The notification types it receives; null: all of them, also types added later.' }),
+  enabled: z.boolean().meta({ description: 'A disabled integration receives nothing.' }),
+  has_secret: z.boolean().meta({ description: 'Whether a signing secret is set (always true for a webhook). The secret itself is never returned.' }),
+  created_at: timestamp,
+  updated_at: timestamp,
+};
+
+export const IntegrationResponse = z
+  .object(integrationFields)
+  .meta({ id: 'Integration', description: 'An integration of a project (Pro and Team plans), without its secret.' });
+
+export const IntegrationWithSecretResponse = z
+  .object({
+    ...integrationFields,
+    secret: z.string().meta({
+      description: 'The signing secret the server generated (`whsec_…`), for a webhook created without one. Shown only here.',
+    }),
+  })
+  .meta({ id: 'IntegrationWithSecret', description: 'A new webhook integration with the secret the server generated for it.' });
 
 // ---------------------------------------------------------------------------------------------
 // Notifications (README "Notifications")
@@ -370,6 +430,8 @@ export type ResponseShapeChecks = [
   Expect<SameShape<TrackedEventType, Out<typeof TrackedEventResponse>>>,
   Expect<SameShape<ReturnType<typeof presentProject>, Out<typeof ProjectResponse> | Out<typeof ProjectWithApiKeyResponse>>>,
   Expect<SameShape<ReturnType<typeof presentAccount>, Out<typeof AccountResponse> | Out<typeof AccountWithAdminTokenResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentMember>, Out<typeof MemberResponse> | Out<typeof MemberWithAdminTokenResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentIntegration>, Out<typeof IntegrationResponse> | Out<typeof IntegrationWithSecretResponse>>>,
   Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
   Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,

@@ -30,11 +30,20 @@ export async function updateAccountPlan(sql: SqlLike, id: string, plan: Plan): P
   return account ?? null;
 }
 
-export async function findAccountByAdminTokenHash(sql: SqlLike, tokenHash: Buffer): Promise<Account | null> {
-  const [account] = await sql<Account[]>`
-    select a.id, a.email, a.plan, a.created_at, a.updated_at
+/** The account an admin token belongs to, and the team member it was issued to (null: the owner's). */
+export type AdminTokenOwner = { account: Account; memberId: string | null };
+
+/**
+ * Looks an admin token up by its hash: one probe of the unique index, joined to its account, so
+ * the caller can also refuse a member's token when the plan no longer includes team members.
+ */
+export async function findAccountByAdminTokenHash(sql: SqlLike, tokenHash: Buffer): Promise<AdminTokenOwner | null> {
+  const [row] = await sql<(Account & { member_id: string | null })[]>`
+    select a.id, a.email, a.plan, a.created_at, a.updated_at, t.member_id
     from admin_tokens t
     join accounts a on a.id = t.account_id
     where t.token_hash = ${tokenHash}`;
-  return account ?? null;
+  if (!row) return null;
+  const { member_id: memberId, ...account } = row;
+  return { account, memberId };
 }

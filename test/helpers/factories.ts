@@ -61,3 +61,38 @@ export async function setPlan(server: TestServer, account: TestAccount, plan: Pl
   });
   expect(response.status).toBe(200);
 }
+
+/** Operator action: suspend or reinstate a project. */
+export async function setSuspended(server: TestServer, project: TestProject, suspended: boolean) {
+  const response = await server.request('PATCH', `/api/v1/admin/projects/${project.id}`, {
+    bearer: server.operatorToken,
+    body: { suspended },
+  });
+  expect(response.status).toBe(200);
+}
+
+export type TestMember = { id: string; email: string; adminToken: string; project: TestProject };
+
+/** Adds a team member (the project's account must be on Team) and returns it with its token. */
+export async function addMember(server: TestServer, project: TestProject, email = `member-${randomUUID()}@example.com`): Promise<TestMember> {
+  const response = await server.request('POST', `/api/v1/projects/${project.id}/members`, {
+    bearer: project.account.adminToken,
+    body: { email },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, email: response.body.email, adminToken: response.body.admin_token, project };
+}
+
+/** Adds an integration (Pro or Team) and returns the response body. */
+export async function createIntegration(
+  server: TestServer,
+  project: TestProject,
+  body: Record<string, unknown> = { kind: 'slack', url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
+) {
+  const response = await server.request('POST', `/api/v1/projects/${project.id}/integrations`, {
+    bearer: project.account.adminToken,
+    body,
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body;
+}

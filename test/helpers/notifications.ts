@@ -8,11 +8,14 @@ import type { TestServer } from './server.js';
  * owner creates them; the deliveries are read through the owner's API.
  */
 
+/** POST /projects/:id/members (Team plan). */
 export async function addMember(server: TestServer, project: TestProject, email: string): Promise<{ id: string }> {
-  // Until the members routes land (branch `members`), the row is written directly.
-  const [row] = await server.sql<{ id: string }[]>`
-    insert into project_members (project_id, email) values (${project.id}, ${email}) returning id`;
-  return { id: row!.id };
+  const response = await server.request('POST', `/api/v1/projects/${project.id}/members`, {
+    bearer: project.account.adminToken,
+    body: { email },
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id };
 }
 
 export type IntegrationInput = {
@@ -23,13 +26,18 @@ export type IntegrationInput = {
   enabled?: boolean;
 };
 
-export async function addIntegration(server: TestServer, project: TestProject, input: IntegrationInput): Promise<{ id: string; secret: string | null }> {
-  // Until the integrations routes land (branch `members`), the row is written directly.
-  const [row] = await server.sql<{ id: string; secret: string | null }[]>`
-    insert into integrations (project_id, kind, url, secret, events, enabled)
-    values (${project.id}, ${input.kind}, ${input.url}, ${input.secret ?? null}, ${input.events ?? null}, ${input.enabled ?? true})
-    returning id, secret`;
-  return row!;
+/** POST /projects/:id/integrations (Pro and Team plans); `secret` when the server generated one. */
+export async function addIntegration(
+  server: TestServer,
+  project: TestProject,
+  input: IntegrationInput,
+): Promise<{ id: string; secret?: string }> {
+  const response = await server.request('POST', `/api/v1/projects/${project.id}/integrations`, {
+    bearer: project.account.adminToken,
+    body: input,
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return { id: response.body.id, secret: response.body.secret };
 }
 
 export type Delivery = {
