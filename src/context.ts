@@ -191,6 +191,20 @@ function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | 
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
     set(row?.n ?? 0);
   });
+  scrapedGauge(
+    metrics,
+    { name: 'feedback_deliveries', help: 'Notification deliveries waiting (pending) or given up (failed)', labelNames: ['status'] },
+    async (set) => {
+      const rows = await sql<{ status: string; n: number }[]>`
+        select s.status, (select count(*)::int from deliveries d where d.status = s.status) as n
+        from (values ('pending'), ('failed')) as s (status)`;
+      for (const row of rows) set(row.n, { status: row.status });
+    },
+  );
+  scrapedGauge(metrics, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
+    set(row?.n ?? 0);
+  });
   scrapedGauge(metrics, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
     const [row] = await sql<{ lag: number | null }[]>`
       select extract(epoch from clock_timestamp() - min(occurred_at))::float8 as lag from outbox`;

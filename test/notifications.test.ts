@@ -1,3 +1,7 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../src/notify/signature.js';
@@ -18,6 +22,16 @@ const SECRET = 'whsec_test_0123456789abcdef';
 
 const textOf = (mail: ParsedMail) => mail.text ?? '';
 const unsubscribeLink = (mail: ParsedMail) => /https?:\/\/\S+\/api\/v1\/unsubscribe\/[0-9a-f-]{36}/.exec(textOf(mail))?.[0];
+
+/** `verifyFeedbackSignature` as README "Webhooks" prints it, loaded from the README itself. */
+async function readmeVerifier(): Promise<(secret: string, raw: string, header: unknown) => boolean> {
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+  const code = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(readme)?.[1];
+  expect(code, 'README has the verification snippet').toBeDefined();
+  const file = path.join(await mkdtemp(path.join(tmpdir(), 'readme-snippet-')), 'verify.mjs');
+  await writeFile(file, code!);
+  return (await import(pathToFileURL(file).href)).verifyFeedbackSignature;
+}
 
 describe.each([
   { mode: 'in-process (poller over deliveries)', redis: false },
@@ -119,6 +133,11 @@ describe.each([
       });
       const hookDelivery = deliveries.find((d) => d.recipient === hook.id)!;
       expect(webhook.accepted[0]!.headers['x-feedback-delivery-id']).toBe(hookDelivery.id);
+      // The receiver's check printed in the README accepts it too, and refuses a changed body.
+      const readmeCheck = await readmeVerifier();
+      const signature = webhook.accepted[0]!.headers['x-feedback-signature'];
+      expect(readmeCheck(SECRET, webhook.accepted[0]!.raw, signature)).toBe(true);
+      expect(readmeCheck(SECRET, webhook.accepted[0]!.raw.replace('Dark', 'Lite'), signature)).toBe(false);
       for (const who of ['member1', 'member2']) {
         const mails = smtp.to(addr(who));
         expect(mails, who).toHaveLength(1);
