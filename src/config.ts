@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -61,6 +62,20 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(5),
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  MAIL_FROM: z.string().min(3).max(320).optional(),
+  PUBLIC_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/]+/, 'must be an http:// or https:// URL')
+    .transform((url) => url.replace(/\/+$/, ''))
+    .optional(),
+  ALLOW_PRIVATE_WEBHOOKS: z
+    .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+    .transform((value) => value === 'true' || value === '1')
+    .default(false),
+  DELIVERY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(10_000),
+  DELIVERY_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
 });
 
 export type Config = {
@@ -103,6 +118,23 @@ export type Config = {
     /** Reverse proxies in front of the API whose X-Forwarded-For entry names the client (0: none). */
     trustedProxyHops: number;
   };
+  /** Notifications: email and outbound webhooks (README "Notifications"). */
+  delivery: {
+    /** smtp(s):// URL of the mail server; unset: each message is written to DATA_DIR/mail as a .eml file. */
+    smtpUrl: string | undefined;
+    /** From address of every email. */
+    mailFrom: string;
+    /** Base URL of this service as recipients reach it (unsubscribe links), without a trailing slash. */
+    publicUrl: string;
+    /** Let webhooks reach loopback, private and link-local addresses (tests, private networks). */
+    allowPrivateWebhooks: boolean;
+    /** Attempts of one delivery before it is marked failed. */
+    maxAttempts: number;
+    /** Limit of one attempt (connect, send, answer). */
+    timeoutMs: number;
+    /** Wait after the first failed attempt; doubled after each further one. */
+    backoffMs: number;
+  };
   /** Timeouts of the HTTP server against slow and idle connections. */
   http: {
     /** The whole request (headers and body) must arrive within this time, else 408. */
@@ -142,6 +174,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.HTTP_HEADERS_TIMEOUT_SECONDS > e.HTTP_REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError('Invalid environment variable HTTP_HEADERS_TIMEOUT_SECONDS: must not exceed HTTP_REQUEST_TIMEOUT_SECONDS');
   }
+  // 0.0.0.0 (every interface) is where the server listens, not an address anyone can open.
+  const publicHost = e.HOST === '0.0.0.0' || e.HOST === '::' ? '127.0.0.1' : e.HOST;
+  const publicUrl = e.PUBLIC_URL ?? `http://${publicHost.includes(':') ? `[${publicHost}]` : publicHost}:${e.PORT}`;
   return {
     port: e.PORT,
     host: e.HOST,
@@ -162,10 +197,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       authFailures: e.RATE_LIMIT_AUTH_FAILURES,
       trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     },
+    delivery: {
+      smtpUrl: e.SMTP_URL,
+      publicUrl,
+      mailFrom: e.MAIL_FROM ?? `Feedback <feedback@${mailDomain(publicUrl)}>`,
+      allowPrivateWebhooks: e.ALLOW_PRIVATE_WEBHOOKS,
+      maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
+      timeoutMs: e.DELIVERY_TIMEOUT_MS,
+      backoffMs: e.DELIVERY_BACKOFF_MS,
+    },
     http: {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
   };
+}
+
+/** The host of PUBLIC_URL as a mail domain; an IP address is no domain, so `localhost` then. */
+function mailDomain(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return isIP(host.replace(/^\[|\]$/g, '')) ? 'localhost' : host;
 }

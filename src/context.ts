@@ -10,6 +10,8 @@ import { createMetrics, scrapedGauge, type Metrics } from './observability/metri
 import { createClickHouse, type ClickHouseClient } from './olap/clickhouse.js';
 import { createSql, type Sql } from './oltp/db.js';
 import { ProjectKeyCache } from './oltp/projects.cache.js';
+import { createMailer, type Mailer } from './notify/mailer.js';
+import { createDeliveryQueue, type DeliveryQueue } from './workers/deliveries.queue.js';
 import { createIngestQueue, type IngestQueue } from './workers/ingest.queue.js';
 
 export type AppContext = {
@@ -23,6 +25,10 @@ export type AppContext = {
   /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
   redis: Redis | undefined;
   queue: IngestQueue | undefined;
+  /** The deliveries queue (notifications) with Redis; without it, workers poll PostgreSQL. */
+  deliveryQueue: DeliveryQueue | undefined;
+  /** SMTP at SMTP_URL, or .eml files under DATA_DIR/mail. */
+  mailer: Mailer;
   eventWriter: EventWriter;
   /** Where the API hands events: the queue with Redis, the in-process batcher without. */
   eventSink: EventSink;
@@ -61,6 +67,7 @@ export async function createAppContext(
 
     let redis: Redis | undefined;
     let queue: IngestQueue | undefined;
+    let deliveryQueue: DeliveryQueue | undefined;
     let eventSink: EventSink;
     if (config.redisUrl) {
       redis = await connectRedis(config.redisUrl);
@@ -69,6 +76,9 @@ export async function createAppContext(
       queue = createIngestQueue(redis, config.queuePrefix);
       const q = queue;
       closers.unshift(() => q.close());
+      deliveryQueue = createDeliveryQueue(redis, config.queuePrefix);
+      const dq = deliveryQueue;
+      closers.unshift(() => dq.close());
       eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
     } else {
       eventSink = new DirectEventSink(eventWriter);
@@ -76,6 +86,15 @@ export async function createAppContext(
     closers.unshift(() => eventSink.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);
     registerBacklogGauges(metrics, sql, queue);
+    const mailer = createMailer({
+      smtpUrl: config.delivery.smtpUrl,
+      from: config.delivery.mailFrom,
+      domain: new URL(config.delivery.publicUrl).hostname.replace(/^\[|\]$/g, ''),
+      dataDir: config.dataDir,
+      timeoutMs: config.delivery.timeoutMs,
+      logger: logger.child({ component: 'mailer' }),
+    });
+    closers.unshift(async () => mailer.close());
 
     return {
       config,
@@ -86,6 +105,8 @@ export async function createAppContext(
       clickhouse,
       redis,
       queue,
+      deliveryQueue,
+      mailer,
       eventWriter,
       eventSink,
       rateLimits,
@@ -175,6 +196,20 @@ function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | 
   }
   scrapedGauge(metrics, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+    set(row?.n ?? 0);
+  });
+  scrapedGauge(
+    metrics,
+    { name: 'feedback_deliveries', help: 'Notification deliveries waiting (pending) or given up (failed)', labelNames: ['status'] },
+    async (set) => {
+      const rows = await sql<{ status: string; n: number }[]>`
+        select s.status, (select count(*)::int from deliveries d where d.status = s.status) as n
+        from (values ('pending'), ('failed')) as s (status)`;
+      for (const row of rows) set(row.n, { status: row.status });
+    },
+  );
+  scrapedGauge(metrics, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
     set(row?.n ?? 0);
   });
   scrapedGauge(metrics, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {

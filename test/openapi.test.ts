@@ -214,7 +214,9 @@ describe('the OpenAPI document', () => {
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
       if (path.startsWith('/admin/')) expect(schemes, `${method} ${path}`).toEqual(['OperatorToken']);
       else if (path.startsWith('/projects')) expect(schemes, `${method} ${path}`).toEqual(['AdminToken']);
-      else if (['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) || path.startsWith('/docs')) expect(schemes).toEqual([]);
+      else if (['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) || path.startsWith('/docs') || path.startsWith('/unsubscribe/')) {
+        expect(schemes, `${method} ${path}`).toEqual([]);
+      }
       else expect(schemes, `${method} ${path}`).toEqual(['ApiKeyAuth']);
     }
   });
@@ -487,6 +489,52 @@ describe('real responses validate against the document', () => {
       await call('patch', '/admin/projects/{id}', 200, { bearer: server.operatorToken, params: { id: projectId }, body: { suspended: false } });
     }
     await call('patch', '/admin/projects/{id}', 404, { bearer: server.operatorToken, params: { id: randomUUID() }, body: { suspended: true } });
+  });
+
+  it('notification deliveries and unsubscribing', async () => {
+    const account = await call('post', '/admin/accounts', 200, {
+      bearer: server.operatorToken,
+      body: { email: `notify-${randomUUID()}@example.com`, plan: 'team' },
+    });
+    const bearer = account.body.admin_token as string;
+    const project = await call('post', '/projects', 200, { bearer, body: { name: 'Notified app' } });
+    const id = project.body.id as string;
+    // The test server has no SMTP_URL (emails become .eml files) and no ALLOW_PRIVATE_WEBHOOKS
+    // (a webhook to 127.0.0.1 fails at once): one delivered and one failed delivery.
+    await call('post', '/projects/{id}/members', 200, { bearer, params: { id }, body: { email: `member-${randomUUID()}@example.com` } });
+    await call('post', '/projects/{id}/integrations', 200, { bearer, params: { id }, body: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' } });
+    const created = await call('post', '/feedbacks', 200, {
+      apiKey: project.body.api_key,
+      body: { title: 'Notify me', description: 'x', category: 'other', userId: 'u1' },
+    });
+    let deliveries: any[] = [];
+    for (let i = 0; i < 100; i++) {
+      deliveries = (await call('get', '/projects/{id}/deliveries', 200, { bearer, params: { id } })).body;
+      if (deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const failed = deliveries.find((d) => d.status === 'failed');
+    const delivered = deliveries.find((d) => d.status === 'delivered');
+    expect(failed?.channel).toBe('webhook');
+    expect(delivered?.channel).toBe('email');
+    await call('get', '/projects/{id}/deliveries', 200, { bearer, params: { id }, query: { status: 'failed', limit: '1', offset: '0' } });
+    await call('get', '/projects/{id}/deliveries', 400, { bearer, params: { id }, query: { limit: '0' } });
+    await call('get', '/projects/{id}/deliveries', 401, { params: { id } });
+    await call('get', '/projects/{id}/deliveries', 404, { bearer, params: { id: randomUUID() } });
+    await call('post', '/projects/{id}/deliveries/{deliveryId}/retry', 409, { bearer, params: { id, deliveryId: delivered.id } });
+    await call('post', '/projects/{id}/deliveries/{deliveryId}/retry', 404, { bearer, params: { id, deliveryId: randomUUID() } });
+    await call('post', '/projects/{id}/deliveries/{deliveryId}/retry', 200, { bearer, params: { id, deliveryId: failed.id } });
+
+    await call('post', '/feedbacks/{id}/votes', 200, {
+      apiKey: project.body.api_key,
+      params: { id: created.body.id },
+      body: { userId: 'u2', email: 'voter@example.com', notifyStatusChange: true },
+    });
+    const [vote] = await server.sql<{ token: string }[]>`
+      select unsubscribe_token::text as token from votes where feedback_id = ${created.body.id} and user_id = 'u2'`;
+    await call('get', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
+    await call('post', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
+    await call('get', '/unsubscribe/{token}', 404, { params: { token: randomUUID() } });
   });
 
   it('team members and integrations', async () => {

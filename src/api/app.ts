@@ -7,6 +7,7 @@ import { eventsRouter } from './events.router.js';
 import { feedbackRouter } from './feedback.router.js';
 import { metricsRouter } from './metrics.router.js';
 import { healthRouter } from './health.router.js';
+import { deliveriesRouter } from './deliveries.router.js';
 import { integrationsRouter } from './integrations.router.js';
 import { membersRouter } from './members.router.js';
 import { errorHandler } from './middleware/errors.js';
@@ -18,6 +19,7 @@ import { projectFeedbackRouter } from './project-feedback.router.js';
 import { projectsRouter } from './projects.router.js';
 import { sqlRouter } from './sql.router.js';
 import type { AppState } from './state.js';
+import { unsubscribeRouter } from './unsubscribe.router.js';
 import { usersRouter } from './users.router.js';
 
 export const API_PREFIX = '/api/v1';
@@ -37,6 +39,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     projectsRouter(deps),
     projectFeedbackRouter(deps),
+    deliveriesRouter(deps),
+    unsubscribeRouter(deps),
     membersRouter(deps),
     integrationsRouter(deps),
   ]) {

@@ -1,4 +1,6 @@
 import type { Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import type { DeliveryQueue } from '../workers/deliveries.queue.js';
 import type { EventSink } from '../ingest/event-sink.js';
 import type { Logger } from '../logger.js';
 import type { RateLimits } from './middleware/rate-limit.js';
@@ -16,6 +18,10 @@ export type ApiDeps = {
   /** Present when events go through the Redis queue; readiness then checks it. */
   redis?: Redis | undefined;
   eventSink: EventSink;
+  /** The parsed configuration (the API reads the delivery policy from it). */
+  config: Config;
+  /** With Redis: where a retried delivery is queued. */
+  deliveryQueue?: DeliveryQueue | undefined;
   logger: Logger;
   /** Prometheus metrics of the process; requests are counted and timed when present. */
   metrics?: Metrics | undefined;

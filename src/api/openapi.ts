@@ -32,6 +32,7 @@ import {
   AdminMetrics,
   BatchEventsResponse,
   CommentResponse,
+  DeliveryResponse,
   ErrorBody,
   FeedbackResponse,
   HealthResponse,
@@ -47,8 +48,10 @@ import {
   ReadinessResponse,
   SdkUserResponse,
   TrackedEventResponse,
+  UnsubscribeResponse,
   VoteResponse,
 } from './responses.schema.js';
+import { ListDeliveriesQuery } from './deliveries.schema.js';
 import { AdhocSqlBody } from './sql.router.js';
 
 /*
@@ -1027,6 +1030,83 @@ function register(registry: OpenAPIRegistry) {
     },
   });
 
+  // Notifications (README "Notifications")
+
+  const deliveryShape = ListDeliveriesQuery.shape;
+  route({
+    method: 'get',
+    path: '/projects/{id}/deliveries',
+    operationId: 'listDeliveries',
+    tags: ['Notifications'],
+    summary: 'List a project’s notification deliveries',
+    description:
+      'One row per notification and recipient (member, voter or submitter email; Slack, Discord or webhook integration), newest first. `status=failed` is the list an operator works through.',
+    security: ADMIN_TOKEN,
+    request: {
+      params: ProjectPath,
+      query: ListDeliveriesQuery.extend({
+        status: describe(deliveryShape.status, 'Only deliveries in this status.'),
+        limit: describe(deliveryShape.limit, 'Page size, 1 to 500 (default 50).'),
+        offset: describe(deliveryShape.offset, 'Deliveries to skip (default 0).'),
+      }),
+    },
+    responses: {
+      200: json('The deliveries.', z.array(DeliveryResponse)),
+      400: error('An invalid query parameter (the reason names it), or one given twice.'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/projects/{id}/deliveries/{deliveryId}/retry',
+    operationId: 'retryDelivery',
+    tags: ['Notifications'],
+    summary: 'Retry a failed delivery',
+    description:
+      'Sets a failed delivery back to pending, due now, with a fresh budget of attempts (`attempts` restarts at 0; `last_error` stays until the next attempt). Same delivery id, so receivers can still tell a repeat.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }) },
+    responses: {
+      200: json('The delivery, pending again.', DeliveryResponse),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project, or no such delivery in it.'),
+      409: error('The delivery is not failed (pending or delivered).'),
+      default: defaultError,
+    },
+  });
+
+  const unsubscribeToken = z.object({ token: describe(z.uuid(), 'The token of the link in the email.') });
+  for (const method of ['get', 'post'] as const) {
+    route({
+      method,
+      path: '/unsubscribe/{token}',
+      operationId: method === 'get' ? 'unsubscribe' : 'unsubscribeOneClick',
+      tags: ['Notifications'],
+      summary: method === 'get' ? 'Unsubscribe from status-change emails (the link in the email)' : 'One-click unsubscribe (RFC 8058)',
+      description:
+        'Stops the status-change emails of one item to the address the link was sent to (as a voter or as the submitter). No credentials: the token is the proof. Idempotent.' +
+        (method === 'get' ? ' A browser (`Accept: text/html`) gets a short HTML page, other clients JSON.' : ''),
+      security: PUBLIC,
+      request: { params: unsubscribeToken },
+      responses: {
+        200:
+          method === 'get'
+            ? {
+                description: 'Unsubscribed.',
+                content: { 'application/json': { schema: UnsubscribeResponse }, 'text/html': { schema: z.string() } },
+              }
+            : json('Unsubscribed.', UnsubscribeResponse),
+        404: error('Unknown token.'),
+        default: defaultError,
+      },
+    });
+  }
+
   // Outside /api/v1: health, this document and its rendering
 
   route({
@@ -1135,6 +1215,7 @@ export function buildOpenApiDocument() {
       { name: 'Projects', description: 'Projects of the admin token’s account' },
       { name: 'Team members', description: 'Team members of a project and their admin tokens (Team plan)' },
       { name: 'Integrations', description: 'Slack, Discord and signed webhook integrations of a project (Pro and Team plans)' },
+      { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension and ad-hoc SQL (operator token)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],

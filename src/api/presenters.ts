@@ -1,5 +1,6 @@
 import type { Account } from '../oltp/accounts.repo.js';
 import type { CommentRow } from '../oltp/comments.repo.js';
+import type { DeliveryRow } from '../oltp/deliveries.repo.js';
 import type { FeedbackRow } from '../oltp/feedback.repo.js';
 import type { IntegrationRow } from '../oltp/integrations.repo.js';
 import type { MemberRow } from '../oltp/members.repo.js';
@@ -101,6 +102,25 @@ export function presentIntegration(row: IntegrationRow, generatedSecret?: string
     enabled: row.enabled,
     has_secret: row.has_secret,
     ...(generatedSecret === undefined ? {} : { secret: generatedSecret }),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A delivery of a notification to one recipient (README "Notifications"). */
+export function presentDelivery(row: DeliveryRow) {
+  return {
+    id: row.id,
+    notification_id: String(row.notification_id),
+    type: row.type,
+    channel: row.channel,
+    recipient: row.recipient,
+    integration_id: row.integration_id,
+    status: row.status,
+    attempts: row.attempts,
+    last_error: row.last_error,
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+    delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -11,13 +11,16 @@ import {
 import type * as metrics from '../metrics/service.js';
 import type { AdhocResult } from '../olap/adhoc-query.js';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js';
+import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../oltp/integrations.repo.js';
+import { NOTIFICATION_TYPES } from '../notify/payload.js';
 import type { VoteState } from '../oltp/votes.repo.js';
 import { PLANS } from '../plans.js';
 import type { ErrorBody as ErrorBodyType } from './errors.js';
 import type {
   presentAccount,
   presentComment,
+  presentDelivery,
   presentFeedback,
   presentIntegration,
   presentMember,
@@ -241,6 +244,34 @@ export const IntegrationWithSecretResponse = z
   .meta({ id: 'IntegrationWithSecret', description: 'A new webhook integration with the secret the server generated for it.' });
 
 // ---------------------------------------------------------------------------------------------
+// Notifications (README "Notifications")
+
+export const DeliveryResponse = z
+  .object({
+    id: uuid.meta({ description: 'The delivery id: sent as `X-Feedback-Delivery-Id` to webhooks and used as the email Message-ID.' }),
+    notification_id: z.string().meta({ description: 'The notification (one change of one item) this delivery belongs to.' }),
+    type: z.enum(NOTIFICATION_TYPES),
+    channel: z.enum(DELIVERY_CHANNELS),
+    recipient: z.string().meta({ description: 'The email address, or the integration id.' }),
+    integration_id: uuid.nullable().meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
+    status: z.enum(DELIVERY_STATUSES).meta({ description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).' }),
+    attempts: count.meta({ description: 'Attempts made since the delivery was created or last retried by an operator.' }),
+    last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null once delivered.' }),
+    next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is due; null otherwise.' }),
+    delivered_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Delivery', description: 'A notification’s delivery to one recipient: an email, a Slack or Discord message, or a webhook.' });
+
+export const UnsubscribeResponse = z
+  .object({
+    unsubscribed: z.literal(true),
+    feedback_id: uuid.meta({ description: 'The item whose status-change emails stop for this address.' }),
+  })
+  .meta({ id: 'Unsubscribed' });
+
+// ---------------------------------------------------------------------------------------------
 // Operator ad-hoc SQL
 
 export const AdhocSqlResponse = z
@@ -402,6 +433,7 @@ export type ResponseShapeChecks = [
   Expect<SameShape<ReturnType<typeof presentMember>, Out<typeof MemberResponse> | Out<typeof MemberWithAdminTokenResponse>>>,
   Expect<SameShape<ReturnType<typeof presentIntegration>, Out<typeof IntegrationResponse> | Out<typeof IntegrationWithSecretResponse>>>,
   Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,
   Expect<SameShape<Result<typeof metrics.summary>, Out<typeof AdminMetrics.summary>>>,
   Expect<SameShape<Result<typeof metrics.timeseries>, Out<typeof AdminMetrics.timeseries>>>,

@@ -1,4 +1,6 @@
 import type { Sql, SqlLike } from './db.js';
+import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from '../notify/payload.js';
+import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
 
 export const FEEDBACK_STATUSES = ['pending', 'approved', 'in_progress', 'testflight', 'completed', 'rejected'] as const;
@@ -161,8 +163,10 @@ export async function createFeedback(
     });
     // The creator's vote counts like any other (SPEC 3), so it is a vote fact too.
     await recordFact(tx, { kind: 'vote_added', projectId, feedbackId: id, userId: input.userId });
-    const feedback = await findFeedback(tx, projectId, id, input.userId);
-    return { kind: 'created', feedback: feedback as FeedbackRow };
+    const feedback = (await findFeedback(tx, projectId, id, input.userId)) as FeedbackRow;
+    // Members and integrations hear of it (SPEC 1), after this commits; never within the request.
+    await recordNotification(tx, feedbackCreated(feedback));
+    return { kind: 'created', feedback };
   });
 }
 
@@ -224,6 +228,7 @@ export async function updateFeedbackStatus(
       });
     }
     const feedback = (await findFeedback(tx, projectId, id, undefined)) as FeedbackRow;
+    if (status !== current.status) await recordNotification(tx, feedbackStatusChanged(feedback, current.status));
     return { kind: 'updated' as const, feedback, previousStatus: current.status };
   });
 }
@@ -260,13 +265,17 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
     if (target.merged_into_id) {
       return { kind: 'refused' as const, status: 409 as const, reason: 'intoId: the target feedback is itself merged' };
     }
+    // The source's voters, for the status-change emails of the merge (their votes move below).
+    const sourceVoters = (await tx<{ user_id: string }[]>`select user_id from votes where feedback_id = ${sourceId}`).map(
+      (row) => row.user_id,
+    );
     await tx`
       with moved as (
         delete from votes where feedback_id = ${sourceId}
-        returning user_id, email, notify_status_change, created_at
+        returning user_id, email, notify_status_change, unsubscribe_token, created_at
       )
-      insert into votes (feedback_id, user_id, email, notify_status_change, created_at)
-      select ${targetId}, user_id, email, notify_status_change, created_at from moved
+      insert into votes (feedback_id, user_id, email, notify_status_change, unsubscribe_token, created_at)
+      select ${targetId}, user_id, email, notify_status_change, unsubscribe_token, created_at from moved
       on conflict (feedback_id, user_id) do nothing`;
     await tx`
       update feedbacks set
@@ -284,6 +293,7 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
       findFeedback(tx, projectId, sourceId, undefined),
       findFeedback(tx, projectId, targetId, undefined),
     ]);
+    await recordNotification(tx, feedbackMerged(mergedSource as FeedbackRow, mergedTarget as FeedbackRow, sourceVoters));
     return { kind: 'merged' as const, source: mergedSource as FeedbackRow, target: mergedTarget as FeedbackRow };
   });
 }

@@ -2,11 +2,19 @@ import type { AppContext } from '../context.js';
 import { workerRedis } from '../context.js';
 import { observeInsert } from '../observability/metrics.js';
 import { insertFacts } from '../olap/facts.table.js';
+import { enqueueDeliveries } from './deliveries.queue.js';
+import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './deliveries.worker.js';
 import { startIngestWorker } from './ingest.worker.js';
+import { NotificationDispatcher, type ScheduleDeliveries } from './notifications.dispatcher.js';
 import { OutboxRelay, type FactDelivery } from './outbox.relay.js';
 
 export type Workers = {
   relay: OutboxRelay;
+  dispatcher: NotificationDispatcher;
+  /** Without Redis: attempts due deliveries in this process. */
+  deliveryPoller: DeliveryPoller | undefined;
+  deliveryWorker: ReturnType<typeof startDeliveryQueueWorker> | undefined;
+  deliveryDeps: DeliveryDeps;
   ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
   stop(): Promise<void>;
 };
@@ -45,11 +53,54 @@ export function startWorkers(ctx: AppContext): Workers {
   }
   const relay = new OutboxRelay(ctx.sql, deliver, ctx.logger.child({ component: 'outbox-relay' }));
   relay.start();
+
+  // Notifications: the dispatcher expands them into deliveries; with Redis the deliveries queue
+  // carries their attempts (and a sweep re-queues any whose job was lost), without it a poller
+  // over the deliveries table does.
+  const { delivery } = ctx.config;
+  const deliveryDeps: DeliveryDeps = {
+    sql: ctx.sql,
+    sender: {
+      mailer: ctx.mailer,
+      publicUrl: delivery.publicUrl,
+      timeoutMs: delivery.timeoutMs,
+      allowPrivateWebhooks: delivery.allowPrivateWebhooks,
+    },
+    policy: { maxAttempts: delivery.maxAttempts, timeoutMs: delivery.timeoutMs, backoffMs: delivery.backoffMs },
+    logger: ctx.logger.child({ component: 'deliveries' }),
+  };
+  let deliveryPoller: DeliveryPoller | undefined;
+  let deliveryWorker: ReturnType<typeof startDeliveryQueueWorker> | undefined;
+  let sweep: OverdueSweep | undefined;
+  let schedule: ScheduleDeliveries;
+  const deliveryQueue = ctx.deliveryQueue;
+  if (deliveryQueue && workerConnection) {
+    deliveryWorker = startDeliveryQueueWorker({ ...deliveryDeps, connection: workerConnection, prefix: ctx.config.queuePrefix });
+    sweep = new OverdueSweep(ctx.sql, deliveryQueue, deliveryDeps.policy, deliveryDeps.logger);
+    sweep.start();
+    schedule = (ids) => enqueueDeliveries(deliveryQueue, ids, delivery.maxAttempts);
+  } else {
+    const poller = new DeliveryPoller(deliveryDeps);
+    poller.start();
+    deliveryPoller = poller;
+    schedule = async () => poller.kick();
+  }
+  const dispatcher = new NotificationDispatcher(ctx.sql, schedule, ctx.logger.child({ component: 'notifications' }));
+  dispatcher.start();
+
   return {
     relay,
+    dispatcher,
+    deliveryPoller,
+    deliveryWorker,
+    deliveryDeps,
     ingestWorker,
     async stop() {
       await relay.stop();
+      await dispatcher.stop();
+      await sweep?.stop();
+      await deliveryPoller?.stop();
+      await deliveryWorker?.close();
       // Waits for the job in progress; an unfinished job stays in the queue for the next start.
       await ingestWorker?.close();
       await workerConnection?.quit().catch(() => workerConnection?.disconnect());

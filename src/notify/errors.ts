@@ -1,0 +1,14 @@
+/**
+ * A failed attempt of a delivery. `permanent` failures (a refused address, a receiver answering
+ * 4xx that says the request itself is wrong, a removed integration) are not retried: the delivery
+ * is marked failed at once, for an operator to fix and retry.
+ */
+export class DeliveryError extends Error {
+  override name = 'DeliveryError';
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
+    super(message);
+  }
+}
