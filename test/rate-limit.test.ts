@@ -8,7 +8,7 @@ import { RateLimits } from '../src/api/middleware/rate-limit.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createAccount, createProject, type TestAccount, type TestProject } from './helpers/factories.js';
 import { redisAvailable } from './helpers/redis.js';
-import { startTestServer, TEST_REDIS_URL, type HttpResponse, type RequestOptions, type TestServer } from './helpers/server.js';
+import { requestTo, startTestServer, TEST_REDIS_URL, type HttpResponse, type RequestOptions, type TestServer } from './helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -26,25 +26,9 @@ const SMALL_BUDGETS = {
 
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
-/** HTTP requests to any base URL (the test server's helper is bound to its own). */
+/** HTTP requests to any base URL (the test server's helper is bound to its own), checked against the document. */
 function client(base: string) {
-  return async <T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> => {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
-    if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-    let body = options.rawBody;
-    if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(base + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON: the test says what it expected
-    }
-    return { status: response.status, body: parsed as T, headers: response.headers };
-  };
+  return <T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> => requestTo<T>(base, method, path, options);
 }
 
 async function listen(server: Server): Promise<string> {

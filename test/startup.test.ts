@@ -10,6 +10,7 @@ import { createSql } from '../src/oltp/db.js';
 import { POSTGRES_MIGRATIONS_DIR } from '../src/oltp/migrations.js';
 import { databaseUrlFor } from './helpers/database.js';
 import { logLines, makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll } from './helpers/process.js';
+import { call as callService } from './helpers/service.js';
 
 /** Stops every spawned process, then removes the DATA_DIRs (in afterEach, or afterAll around concurrent tests). */
 async function cleanUp() {
@@ -17,33 +18,9 @@ async function cleanUp() {
   await removeDataDirs();
 }
 
-type Reply = { status: number; body: any };
-
-async function call(
-  base: string,
-  method: string,
-  urlPath: string,
-  options: { bearer?: string; apiKey?: string; body?: unknown } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(base + urlPath, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, body };
-}
+/** Requests to a spawned service, checked against the OpenAPI document (helpers/service.ts). */
+const call = (base: string, method: string, urlPath: string, options: { bearer?: string; apiKey?: string; body?: unknown } = {}) =>
+  callService(base, method, urlPath, { ...options, timeoutMs: 10_000 });
 
 const LISTENING = /"msg":"feedback service listening"/;
 const OPERATOR_TOKEN_LINE = /Operator token \(stored in ([^)]+)\/operator-token\): (\S+)/;

@@ -302,7 +302,7 @@ const MEASURE_DESCRIPTIONS: Record<Measure, string> = {
   event_count: 'Events in the window.',
   unique_event_users: 'Distinct users with events in the window (exact).',
   feedback_count: 'Feedback items created in the window.',
-  vote_count: 'Votes added in the window, net of removals.',
+  vote_count: 'Votes added in the window minus votes removed in it: negative when more were removed than added.',
   comment_count: 'Comments added in the window.',
   sdk_users: 'SDK users first seen before the end (point in time).',
   new_sdk_users: 'SDK users first seen in the window.',
@@ -318,7 +318,7 @@ const keyMeasureFields = {
   event_count: measure('event_count', count),
   unique_event_users: measure('unique_event_users', count),
   feedback_count: measure('feedback_count', count),
-  vote_count: measure('vote_count', count),
+  vote_count: measure('vote_count', z.number().int()),
   comment_count: measure('comment_count', count),
 };
 

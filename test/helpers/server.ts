@@ -13,6 +13,7 @@ import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { createSql } from '../../src/oltp/db.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
 import { databaseUrlFor } from './database.js';
+import { assertDocumented } from './openapi-validator.js';
 
 export type HttpResponse<T = any> = { status: number; body: T; headers: Headers };
 
@@ -24,6 +25,11 @@ export type RequestOptions = {
   apiKey?: string;
   bearer?: string;
   userId?: string;
+  /**
+   * Skips the check of the response against the OpenAPI document (openapi-validator.ts), which
+   * every other request gets. Give the reason: only for a response that cannot be in the document.
+   */
+  skipOpenApiCheck?: string;
 };
 
 export type TestServer = {
@@ -99,24 +105,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  async function request<T>(method: string, urlPath: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
-    if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
-    if (options.userId !== undefined) headers['x-user-id'] = options.userId;
-    let body: string | undefined = options.rawBody;
-    if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(url + urlPath, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      // not JSON: keep the text, the test will say what it expected
-    }
-    return { status: response.status, body: parsed as T, headers: response.headers };
-  }
+  const request = <T>(method: string, urlPath: string, options: RequestOptions = {}) => requestTo<T>(url, method, urlPath, options);
 
   return {
     url,
@@ -144,4 +133,29 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One HTTP request to `base` (a test server, or any other server of the app), its JSON body parsed
+ * when it is JSON. The response is checked against the OpenAPI document: a status, Content-Type or
+ * body the document does not allow throws (unless `skipOpenApiCheck`).
+ */
+export async function requestTo<T = any>(base: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  if (options.userId !== undefined) headers['x-user-id'] = options.userId;
+  let body: string | undefined = options.rawBody;
+  if (body === undefined && options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const response = await fetch(base + urlPath, { method, headers, body });
+  const text = await response.text();
+  if (!options.skipOpenApiCheck) assertDocumented({ method, path: urlPath, status: response.status, headers: response.headers, text });
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text, the test will say what it expected
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
 }

@@ -6,6 +6,7 @@ import { findFreePort } from '../../src/net.js';
 import { createSql } from '../../src/oltp/db.js';
 import { INGEST_QUEUE } from '../../src/workers/ingest.queue.js';
 import { databaseUrlFor } from './database.js';
+import { assertDocumented } from './openapi-validator.js';
 import { makeDataDir, serviceEnv, spawnScript, type ServiceProcess } from './process.js';
 
 /*
@@ -18,6 +19,10 @@ export const PENDING_STATES = ['wait', 'active', 'delayed', 'prioritized', 'wait
 export type Reply = { status: number; body: any; headers: Headers; ms: number };
 export type EventBody = { eventName: string; userId: string; eventId?: string; properties?: Record<string, unknown> };
 
+/**
+ * One request to a spawned service; the response is checked against the OpenAPI document like
+ * every response of server.ts request().
+ */
 export async function call(
   base: string,
   method: string,
@@ -36,6 +41,7 @@ export async function call(
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });
   const text = await response.text();
+  assertDocumented({ method, path: urlPath, status: response.status, headers: response.headers, text });
   let body: unknown = text;
   try {
     body = text ? JSON.parse(text) : undefined;
