@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import type { Sql } from '../oltp/db.js';
 import { dispatchNotifications } from '../oltp/notifications.repo.js';
+import { DrainLoop } from './drain-loop.js';
 
 /** Hands the deliveries a dispatch created to whatever sends them (the queue, or the poller). */
 export type ScheduleDeliveries = (deliveryIds: string[]) => Promise<void>;
@@ -12,25 +13,23 @@ export type ScheduleDeliveries = (deliveryIds: string[]) => Promise<void>;
  * pending in PostgreSQL, where the poller (or, with Redis, the overdue sweep) finds them.
  */
 export class NotificationDispatcher {
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #loop: DrainLoop;
 
   constructor(
     private readonly sql: Sql,
     private readonly schedule: ScheduleDeliveries,
     private readonly logger: Logger,
     private readonly options: { intervalMs?: number; batchSize?: number } = {},
-  ) {}
-
-  start(): void {
-    this.#schedule(0);
+  ) {
+    this.#loop = new DrainLoop(() => this.drain(), logger, { intervalMs: options.intervalMs ?? 200, failure: 'notification dispatch failed, will retry' });
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+  start(): void {
+    this.#loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Dispatches until no notification is left; returns how many were expanded. */
@@ -44,22 +43,5 @@ export class NotificationDispatcher {
         this.logger.warn({ err: error, deliveries: deliveryIds.length }, 'could not schedule new deliveries; the sweep will'),
       );
     }
-  }
-
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#running = this.drain()
-        .then(
-          () => this.#schedule(this.options.intervalMs ?? 200),
-          (error: unknown) => {
-            this.logger.warn({ err: error }, 'notification dispatch failed, will retry');
-            this.#schedule(Math.max(1_000, this.options.intervalMs ?? 200));
-          },
-        )
-        .finally(() => {
-          this.#running = undefined;
-        });
-    }, delayMs);
   }
 }

@@ -3,6 +3,7 @@ import type { FactRow } from '../ingest/fact.js';
 import type { Logger } from '../logger.js';
 import type { Sql } from '../oltp/db.js';
 import { claimOutboxBatch, deleteOutboxBatch } from '../oltp/outbox.repo.js';
+import { DrainLoop } from './drain-loop.js';
 
 /** Delivers one claimed batch; `batchId` is stable across redeliveries of the same batch. */
 export type FactDelivery = (facts: FactRow[], batchId: string) => Promise<void>;
@@ -17,25 +18,23 @@ const RELAY_LOCK_KEY = 7_202_611_221;
  * time, which keeps the order.
  */
 export class OutboxRelay {
-  #timer: NodeJS.Timeout | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #loop: DrainLoop;
 
   constructor(
     private readonly sql: Sql,
     private readonly deliver: FactDelivery,
     private readonly logger: Logger,
     private readonly options: { intervalMs?: number; batchSize?: number } = {},
-  ) {}
-
-  start(): void {
-    this.#schedule(0);
+  ) {
+    this.#loop = new DrainLoop(() => this.drain(), logger, { intervalMs: options.intervalMs ?? 200, failure: 'outbox relay: delivery failed, will retry' });
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#running;
+  start(): void {
+    this.#loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Relays until the outbox is empty (or another process holds the relay lock). */
@@ -66,22 +65,5 @@ export class OutboxRelay {
     } finally {
       connection.release();
     }
-  }
-
-  #schedule(delayMs: number): void {
-    if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#running = this.drain()
-        .then(
-          () => this.#schedule(this.options.intervalMs ?? 200),
-          (error: unknown) => {
-            this.logger.warn({ err: error }, 'outbox relay: delivery failed, will retry');
-            this.#schedule(Math.max(1_000, this.options.intervalMs ?? 200));
-          },
-        )
-        .finally(() => {
-          this.#running = undefined;
-        });
-    }, delayMs);
   }
 }
