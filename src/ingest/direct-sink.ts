@@ -5,35 +5,20 @@ import type { EventWriter, WriteResult } from './event-writer.js';
 import { MicroBatcher } from './micro-batcher.js';
 
 /**
- * Flushes allowed to run at once. A request is answered only once its flush is committed, so
- * throughput is about (requests in flight) / (insert latency); a second insert overlapping the
- * first gave 1.6x the rows per second of one-at-a-time with 50-row batches in chDB (BENCHMARKS.md).
- */
-const CONCURRENT_FLUSHES = 2;
-
-/**
  * Without Redis: concurrent requests are coalesced in memory and written straight to ClickHouse
- * by the same EventWriter the queue workers use. Batches grow while the flushes are busy.
- *
- * Two flushes may run at once, but never two holding the same client eventId: a flush waits for
- * any earlier flush that holds one of its ids, so that its duplicate check sees the earlier
- * insert committed, and the event is stored once.
+ * by the same EventWriter the queue workers use. One flush runs at a time, so the duplicate check
+ * of client event ids cannot race, and batches grow while a flush is busy.
  */
 export class DirectEventSink implements EventSink {
   readonly #batcher: MicroBatcher<IngestEvent, WriteResult>;
-  /** Client eventId key → the flush that holds it, until that flush ends. */
-  readonly #holding = new Map<string, Promise<unknown>>();
   #closed = false;
 
-  constructor(
-    private readonly writer: EventWriter,
-    options: { maxItems?: number; maxDelayMs?: number } = {},
-  ) {
+  constructor(writer: EventWriter, options: { maxItems?: number; maxDelayMs?: number } = {}) {
     this.#batcher = new MicroBatcher({
       maxItems: options.maxItems ?? 20_000,
       maxDelayMs: options.maxDelayMs ?? 5,
-      maxConcurrentFlushes: CONCURRENT_FLUSHES,
-      flush: (events) => this.#flush(events),
+      maxConcurrentFlushes: 1,
+      flush: (events) => writer.write(events, `events:${uuidv7()}`),
     });
   }
 
@@ -48,21 +33,5 @@ export class DirectEventSink implements EventSink {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#batcher.drain();
-  }
-
-  async #flush(events: IngestEvent[]): Promise<WriteResult> {
-    const keys = events.filter((event) => event.client_id).map((event) => eventKey(event.project_id, event.event_id));
-    const earlier = new Set<Promise<unknown>>();
-    for (const key of keys) {
-      const holder = this.#holding.get(key);
-      if (holder) earlier.add(holder);
-    }
-    const run = Promise.allSettled(earlier).then(() => this.writer.write(events, `events:${uuidv7()}`));
-    for (const key of keys) this.#holding.set(key, run);
-    try {
-      return await run;
-    } finally {
-      for (const key of keys) if (this.#holding.get(key) === run) this.#holding.delete(key);
-    }
   }
 }
