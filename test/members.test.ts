@@ -270,9 +270,6 @@ describe('a member’s admin token', () => {
     expect((await server.request('GET', `/api/v1/projects/${sibling.id}/feedbacks`, { bearer })).status).toBe(200);
     expect((await server.request('GET', `/api/v1/projects/${sibling.id}/integrations`, { bearer })).status).toBe(200);
     expect((await listMembers(sibling, bearer)).status).toBe(200);
-    const added = await postMember(sibling, { email: uniqueEmail() }, bearer);
-    expect(added.status).toBe(200);
-    expect(added.body.project_id).toBe(sibling.id);
     // A project it creates belongs to the account.
     const created = await server.request('POST', '/api/v1/projects', { bearer, body: { name: 'by a member' } });
     expect(created.status).toBe(200);
@@ -285,6 +282,25 @@ describe('a member’s admin token', () => {
       expect(response.body).toEqual(errorBody);
     }
     expect((await postMember(foreign, { email: uniqueEmail() }, bearer)).status).toBe(403);
+  });
+
+  it('cannot add members or remove other members: no token it mints could outlive its removal', async () => {
+    const account = await createAccount(server, 'team');
+    const project = await createProject(server, { account });
+    const member = await addMember(server, project);
+    const other = await addMember(server, project);
+    const added = await postMember(project, { email: uniqueEmail() }, member.adminToken);
+    expect(added.status).toBe(403);
+    expect(added.body).toEqual({ error: true, reason: expect.stringContaining("account owner's admin token") });
+    const removed = await deleteMember(project, other.id, member.adminToken);
+    expect(removed.status).toBe(403);
+    expect((await listMembers(project)).body).toHaveLength(2);
+    const tokens = await server.sql<{ n: number }[]>`
+      select count(*)::int as n from admin_tokens where account_id = ${account.id} and member_id is not null`;
+    expect(tokens[0]?.n).toBe(2);
+    // The owner removes the member: it has no other way in.
+    expect((await deleteMember(project, member.id)).status).toBe(200);
+    expect((await server.request('GET', '/api/v1/projects', { bearer: member.adminToken })).status).toBe(401);
   });
 
   it('is not the operator token', async () => {

@@ -53,6 +53,7 @@ export function adminAuth(sql: Sql): Middleware<AppState> {
     }
     await ctx.state.rateLimit?.({ kind: 'account', id: account.id }, 'api');
     ctx.state.account = account;
+    ctx.state.memberId = memberId;
     await next();
   };
 }

@@ -10,6 +10,8 @@ export type AppState = {
   project?: ProjectWithPlan;
   /** The account of the admin bearer token, on admin routes. */
   account?: Account;
+  /** The team member whose admin token it is; null for the owner's token. */
+  memberId?: string | null;
   /**
    * Set by the rate-limit middleware on limited routes; the auth middlewares charge the caller's
    * budget through it as soon as they know who is calling.

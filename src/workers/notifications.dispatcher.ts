@@ -14,6 +14,7 @@ export type ScheduleDeliveries = (deliveryIds: string[]) => Promise<void>;
  */
 export class NotificationDispatcher {
   readonly #loop: DrainLoop;
+  #stopping = false;
 
   constructor(
     private readonly sql: Sql,
@@ -28,14 +29,16 @@ export class NotificationDispatcher {
     this.#loop.start();
   }
 
+  /** Waits for the batch in progress only: other processes may keep the outbox from emptying. */
   stop(): Promise<void> {
+    this.#stopping = true;
     return this.#loop.stop();
   }
 
-  /** Dispatches until no notification is left; returns how many were expanded. */
+  /** Dispatches until no notification is left (or stop); returns how many were expanded. */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
+    while (!this.#stopping) {
       const { notifications, deliveryIds } = await dispatchNotifications(this.sql, this.options.batchSize ?? 100);
       if (notifications === 0) return total;
       total += notifications;
@@ -43,5 +46,6 @@ export class NotificationDispatcher {
         this.logger.warn({ err: error, deliveries: deliveryIds.length }, 'could not schedule new deliveries; the sweep will'),
       );
     }
+    return total;
   }
 }
