@@ -254,6 +254,37 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
     expect(removed.body).toMatchObject({ vote_count: 3, has_voted: false });
   });
 
+  it('a user who voted on both keeps the opt-in to status emails of either vote, with that vote\'s email', async () => {
+    const source = await createFeedback(server, project, { title: 'src opt-in' });
+    const target = await createFeedback(server, project, { title: 'dst opt-in' });
+    const voteWith = (id: string, body: Record<string, unknown>) =>
+      server.request('POST', `/api/v1/feedbacks/${id}/votes`, { apiKey: project.apiKey, body });
+    // opted in on the source only; on the target only; on neither
+    expect((await voteWith(source.id, { userId: 'src-in', email: 'src-in@example.com', notifyStatusChange: true })).status).toBe(200);
+    expect((await voteWith(target.id, { userId: 'src-in' })).status).toBe(200);
+    expect((await voteWith(source.id, { userId: 'dst-in' })).status).toBe(200);
+    expect((await voteWith(target.id, { userId: 'dst-in', email: 'dst-in@example.com', notifyStatusChange: true })).status).toBe(200);
+    expect((await voteWith(source.id, { userId: 'none', email: 'none@example.com' })).status).toBe(200);
+    expect((await voteWith(target.id, { userId: 'none' })).status).toBe(200);
+    const [sourceToken] = await server.sql<{ unsubscribe_token: string }[]>`
+      select unsubscribe_token from votes where feedback_id = ${source.id} and user_id = 'src-in'`;
+
+    expect((await merge(project, source.id, target.id)).status).toBe(200);
+
+    const rows = await server.sql<{ user_id: string; email: string | null; notify_status_change: boolean; unsubscribe_token: string }[]>`
+      select user_id, email, notify_status_change, unsubscribe_token from votes
+      where feedback_id = ${target.id} and user_id in ('src-in', 'dst-in', 'none') order by user_id`;
+    expect(rows.map(({ unsubscribe_token: _, ...row }) => row)).toEqual([
+      { user_id: 'dst-in', email: 'dst-in@example.com', notify_status_change: true },
+      { user_id: 'none', email: 'none@example.com', notify_status_change: false },
+      { user_id: 'src-in', email: 'src-in@example.com', notify_status_change: true },
+    ]);
+    // The unsubscribe link of the source's status emails still works.
+    expect(rows.find((row) => row.user_id === 'src-in')?.unsubscribe_token).toBe(sourceToken?.unsubscribe_token);
+    // creator of each item, src-in, dst-in, none: each once
+    expect((await getFeedback(project, target.id)).body.vote_count).toBe(5);
+  });
+
   it('hides the source from GET /feedbacks by default and shows it with includeMerged=true', async () => {
     const own = await createProject(server, { plan: 'pro' });
     const source = await createFeedback(server, own, { title: 'source' });

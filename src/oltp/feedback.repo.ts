@@ -276,7 +276,14 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
       )
       insert into votes (feedback_id, user_id, email, notify_status_change, unsubscribe_token, created_at)
       select ${targetId}, user_id, email, notify_status_change, unsubscribe_token, created_at from moved
-      on conflict (feedback_id, user_id) do nothing`;
+      on conflict (feedback_id, user_id) do update set
+        -- A user who voted on both keeps one vote, and an opt-in on either item: the source's
+        -- email and unsubscribe link when only the source vote had opted in.
+        email = case when not votes.notify_status_change and excluded.notify_status_change
+                     then coalesce(excluded.email, votes.email) else coalesce(votes.email, excluded.email) end,
+        unsubscribe_token = case when not votes.notify_status_change and excluded.notify_status_change
+                                 then excluded.unsubscribe_token else votes.unsubscribe_token end,
+        notify_status_change = votes.notify_status_change or excluded.notify_status_change`;
     await tx`
       update feedbacks set
         vote_count = (select count(*) from votes where feedback_id = ${targetId}),
