@@ -207,18 +207,37 @@ describe.each([
       expect(smtp.to(addr('voter4')).map((m) => m.subject)).toEqual(['[Acme app] “Night theme” was merged into “Dark <b>mode</b> & more”']);
       expect(smtp.to(addr('voter1'))).toHaveLength(2);
 
-      // Unsubscribe: voter1 follows the link; the next change reaches the submitter only.
-      const link = new URL(unsubscribeLink(smtp.to(addr('voter1'))[0]!)!);
-      const unsubscribed = await server.request('GET', link.pathname);
+      // Opening the link changes nothing (mail scanners open every link): a page naming the item
+      // and the address, with a form that POSTs to the same URL; the next change still reaches voter1.
+      const href = unsubscribeLink(smtp.to(addr('voter1'))[0]!)!;
+      const link = new URL(href);
+      const page = await server.request('GET', link.pathname, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(page.body).toContain('Dark &lt;b&gt;mode&lt;/b&gt; &amp; more');
+      expect(page.body).toContain(addr('voter1'));
+      expect(page.body).toContain(`<form method="post" action="${href}">`);
+      expect(page.body).toContain('>Unsubscribe</button>');
+      expect((await server.request('GET', link.pathname)).body).toMatchObject({ feedback_id: feedback.id, subscribed: true });
+      await admin(project, 'PATCH', `/feedbacks/${feedback.id}`, { status: 'approved' });
+      await settledDeliveries(server, project);
+      expect(smtp.to(addr('voter1'))).toHaveLength(3);
+      expect(smtp.to(addr('submitter'))).toHaveLength(3);
+
+      // Unsubscribe: voter1 presses the page's button (a browser's form POST); the next change
+      // reaches the submitter only.
+      const unsubscribed = await server.request('POST', link.pathname, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        rawBody: 'List-Unsubscribe=One-Click',
+      });
       expect(unsubscribed.status).toBe(200);
       expect(unsubscribed.body).toEqual({ unsubscribed: true, feedback_id: feedback.id });
-      const page = await fetch(`${server.url}${link.pathname}`, { headers: { accept: 'text/html' } });
-      expect(await page.text()).toContain('no longer receive');
       expect((await server.request('GET', `/api/v1/unsubscribe/${crypto.randomUUID()}`)).status).toBe(404);
+      expect((await server.request('POST', `/api/v1/unsubscribe/${crypto.randomUUID()}`)).status).toBe(404);
       await admin(project, 'PATCH', `/feedbacks/${feedback.id}`, { status: 'completed' });
       await settledDeliveries(server, project);
-      expect(smtp.to(addr('voter1'))).toHaveLength(2);
-      expect(smtp.to(addr('submitter'))).toHaveLength(3);
+      expect(smtp.to(addr('voter1'))).toHaveLength(3);
+      expect(smtp.to(addr('submitter'))).toHaveLength(4);
 
       // Exactly once, overall: one message per delivery row.
       deliveries = await listDeliveries(server, project);

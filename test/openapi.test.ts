@@ -582,9 +582,14 @@ describe('real responses validate against the document', () => {
     });
     const [vote] = await server.sql<{ token: string }[]>`
       select unsubscribe_token::text as token from votes where feedback_id = ${created.body.id} and user_id = 'u2'`;
-    await call('get', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
-    await call('post', '/unsubscribe/{token}', 200, { params: { token: vote!.token } });
+    const token = vote!.token;
+    await call('get', '/unsubscribe/{token}', 200, { params: { token } });
+    await call('get', '/unsubscribe/{token}', 200, { params: { token }, headers: { accept: 'text/html' } });
+    await call('post', '/unsubscribe/{token}', 200, { params: { token } });
+    await call('post', '/unsubscribe/{token}', 200, { params: { token }, headers: { accept: 'text/html' } });
+    await call('get', '/unsubscribe/{token}', 200, { params: { token }, headers: { accept: 'text/html' } });
     await call('get', '/unsubscribe/{token}', 404, { params: { token: randomUUID() } });
+    await call('post', '/unsubscribe/{token}', 404, { params: { token: randomUUID() } });
   });
 
   it('team members and integrations', async () => {

@@ -68,7 +68,14 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   // SDK batches may be larger than any other body.
   const batchBody = jsonBody('5mb', '5 MiB');
   const defaultBody = jsonBody('1mb', '1 MiB');
-  app.use((ctx, next) => (ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next)));
+  // Unsubscribe POSTs carry whatever a form or a mail client's one-click sends (RFC 8058:
+  // `List-Unsubscribe=One-Click`, form-encoded or multipart) and the route reads none of it, so
+  // no body is parsed there: a mislabelled one must not turn an unsubscribe into a 400.
+  const unsubscribePath = `${API_PREFIX}/unsubscribe/`;
+  app.use((ctx, next) => {
+    if (ctx.path.startsWith(unsubscribePath)) return next();
+    return ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next);
+  });
   app.use(health.routes());
   app.use(openapi.routes());
   app.use(api.routes());

@@ -14,6 +14,7 @@ import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js
 import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../oltp/integrations.repo.js';
 import { NOTIFICATION_TYPES } from '../notify/payload.js';
+import type { UnsubscribeLink as UnsubscribeLinkType } from '../oltp/notifications.repo.js';
 import type { VoteState } from '../oltp/votes.repo.js';
 import { PLANS } from '../plans.js';
 import type { ErrorBody as ErrorBodyType } from './errors.js';
@@ -271,6 +272,15 @@ export const UnsubscribeResponse = z
   })
   .meta({ id: 'Unsubscribed' });
 
+export const UnsubscribeLinkResponse = z
+  .object({
+    feedback_id: uuid.meta({ description: 'The item whose status-change emails the link stops.' }),
+    title: z.string().meta({ description: 'The item’s title.' }),
+    email: z.string().meta({ description: 'The address the link was sent to (lowercase).' }),
+    subscribed: z.boolean().meta({ description: 'Whether the address still gets the item’s status-change emails (as a voter or as the submitter).' }),
+  })
+  .meta({ id: 'UnsubscribeLink', description: 'What an unsubscribe link is for. Reading it changes nothing.' });
+
 // ---------------------------------------------------------------------------------------------
 // Operator ad-hoc SQL
 
@@ -434,6 +444,7 @@ export type ResponseShapeChecks = [
   Expect<SameShape<ReturnType<typeof presentIntegration>, Out<typeof IntegrationResponse> | Out<typeof IntegrationWithSecretResponse>>>,
   Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
   Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
+  Expect<SameShape<UnsubscribeLinkType, Out<typeof UnsubscribeLinkResponse>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,
   Expect<SameShape<Result<typeof metrics.summary>, Out<typeof AdminMetrics.summary>>>,
   Expect<SameShape<Result<typeof metrics.timeseries>, Out<typeof AdminMetrics.timeseries>>>,

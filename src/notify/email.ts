@@ -3,10 +3,11 @@ import { CATEGORY_LABELS, details, headline } from './summary.js';
 
 export type EmailContent = { subject: string; text: string; html: string };
 
-const escapeHtml = (text: string) =>
+/** Text for HTML content and double- or single-quoted attribute values. */
+export const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
-/** The unsubscribe link of a status-change email (GET /api/v1/unsubscribe/:token). */
+/** The unsubscribe link of a status-change email: GET shows a confirmation page, POST unsubscribes. */
 export const unsubscribeUrl = (publicUrl: string, token: string) => `${publicUrl}/api/v1/unsubscribe/${token}`;
 
 /**

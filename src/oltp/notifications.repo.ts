@@ -95,6 +95,37 @@ async function recipientsOf(sql: SqlLike, notification: PendingNotification): Pr
   return recipients;
 }
 
+/** Whose link a token is: the item and the (lowercased) address it was sent to. */
+async function linkOwner(sql: SqlLike, token: string): Promise<{ feedback_id: string; email: string } | undefined> {
+  const [owner] = await sql<{ feedback_id: string; email: string }[]>`
+    select feedback_id, lower(email) as email from votes where unsubscribe_token = ${token} and email is not null
+    union all
+    select id, lower(user_email) from feedbacks where submitter_unsubscribe_token = ${token} and user_email is not null
+    limit 1`;
+  return owner;
+}
+
+export type UnsubscribeLink = { feedback_id: string; title: string; email: string; subscribed: boolean };
+
+/**
+ * What an unsubscribe link is for, read only: the item, the address, and whether that address
+ * still gets the item's status-change emails (as a voter or as the submitter). Null for an
+ * unknown token.
+ */
+export async function unsubscribeLink(sql: Sql, token: string): Promise<UnsubscribeLink | null> {
+  const owner = await linkOwner(sql, token);
+  if (!owner) return null;
+  const [link] = await sql<UnsubscribeLink[]>`
+    select f.id as feedback_id, f.title, ${owner.email}::text as email,
+           exists (
+             select 1 from votes v
+             where v.feedback_id = f.id and lower(v.email) = ${owner.email} and v.notify_status_change
+           ) or coalesce(lower(f.user_email) = ${owner.email} and f.submitter_notify, false) as subscribed
+    from feedbacks f
+    where f.id = ${owner.feedback_id}`;
+  return link ?? null;
+}
+
 /**
  * Unsubscribes from status-change emails of one item: the token of a vote or of the submitter
  * stops them for that address on that item, whichever role put it on the list (a voter who is
@@ -102,11 +133,7 @@ async function recipientsOf(sql: SqlLike, notification: PendingNotification): Pr
  */
 export async function unsubscribe(sql: Sql, token: string): Promise<{ feedback_id: string; email: string } | null> {
   return sql.begin(async (tx) => {
-    const [owner] = await tx<{ feedback_id: string; email: string }[]>`
-      select feedback_id, lower(email) as email from votes where unsubscribe_token = ${token} and email is not null
-      union all
-      select id, lower(user_email) from feedbacks where submitter_unsubscribe_token = ${token} and user_email is not null
-      limit 1`;
+    const owner = await linkOwner(tx, token);
     if (!owner) return null;
     await tx`
       update votes set notify_status_change = false
