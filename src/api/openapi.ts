@@ -1075,6 +1075,7 @@ function register(registry: OpenAPIRegistry) {
       200: json('The delivery, pending again.', DeliveryResponse),
       401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended.'),
+      402: error('The account’s plan no longer includes the delivery’s channel: integrations need Pro or Team, emails Team.'),
       404: error('No such project, or no such delivery in it.'),
       409: error('The delivery is not failed (pending or delivered).'),
       default: defaultError,

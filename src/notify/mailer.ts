@@ -49,19 +49,28 @@ export function createMailer(options: {
   });
 
   if (options.smtpUrl) {
+    // Not pooled: every send has a connection of its own, which the abort below closes.
     const transport = nodemailer.createTransport({
       url: options.smtpUrl,
       connectionTimeout: options.timeoutMs,
       greetingTimeout: options.timeoutMs,
       socketTimeout: options.timeoutMs,
     });
+    // The steps are bounded one by one (above), the whole send by this: a server that answers
+    // each step just in time cannot hold a delivery past its claim's lease (2 × timeout + 30 s).
+    const totalMs = 2 * options.timeoutMs;
     return {
       kind: 'smtp',
       async send(message) {
         try {
-          await transport.sendMail(compose(message));
+          // The abort closes the connection, so when this promise settles the send is over: a
+          // send given up on can no longer complete behind the attempt's back (and be repeated by
+          // the retry). Only a server that took the message and was cut off before its "250"
+          // can still deliver it; the Message-ID (the delivery id) lets receivers drop the repeat.
+          await transport.sendMail({ ...compose(message), signal: AbortSignal.timeout(totalMs) });
         } catch (error) {
           const e = error as Error & { responseCode?: number; code?: string };
+          if (e.code === 'EABORT' || e.name === 'AbortError') throw new DeliveryError(`SMTP: the send took longer than ${totalMs} ms`, false);
           // 5xx from the server is a final "no" (unknown mailbox, refused content); the rest may pass later.
           const permanent = typeof e.responseCode === 'number' && e.responseCode >= 500;
           throw new DeliveryError(`SMTP ${e.responseCode ?? e.code ?? ''}: ${e.message}`.replace(/\s+/g, ' ').trim(), permanent);

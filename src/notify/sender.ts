@@ -23,7 +23,10 @@ export async function sendDelivery(deps: SenderDeps, delivery: ClaimedDelivery):
   if (delivery.channel === 'email') {
     const link = delivery.unsubscribe_token ? unsubscribeUrl(deps.publicUrl, delivery.unsubscribe_token) : null;
     const content = emailContent(delivery.project_name, type, payload, link);
-    await withTimeout(deps.timeoutMs, deps.mailer.send({ id: delivery.id, to: delivery.recipient, ...content, unsubscribeUrl: link ?? undefined }));
+    // Awaited to the end, never raced against a timer: an attempt given up on while the SMTP send
+    // went on would be retried and the first send could still arrive (two emails). The mailer
+    // bounds the send itself (each SMTP step, and the whole send) and closes its connection.
+    await deps.mailer.send({ id: delivery.id, to: delivery.recipient, ...content, unsubscribeUrl: link ?? undefined });
     return;
   }
   const integration = delivery.integration;
@@ -43,18 +46,5 @@ export async function sendDelivery(deps: SenderDeps, delivery: ClaimedDelivery):
       await postJson(integration.url, raw, webhookHeaders(delivery.id, type, raw, integration.secret), post);
       return;
     }
-  }
-}
-
-/** Bounds an attempt whose transport has no overall deadline of its own (SMTP has per-step ones). */
-async function withTimeout<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeliveryError(`no answer within ${ms} ms`, false)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -31,8 +31,10 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback, and IPv4-compatible (::a.b.c.d, deprecated)
+  ['64:ff9b::', 96], // NAT64 (RFC 6052): reaches the embedded IPv4 address
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
+  ['2002::', 16], // 6to4: embeds an IPv4 address
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast

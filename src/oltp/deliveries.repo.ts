@@ -1,4 +1,5 @@
 import type { NotificationPayload, NotificationType } from '../notify/payload.js';
+import { PLAN_LIMITS, type Plan } from '../plans.js';
 import type { Sql, SqlLike } from './db.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -26,6 +27,8 @@ export type DeliveryRow = {
 /** Everything one attempt needs: the delivery, its notification, and the integration's target. */
 export type ClaimedDelivery = {
   id: string;
+  /** Token of this claim: the outcome is recorded only while the row still carries it. */
+  claim_token: string;
   project_id: string;
   project_name: string;
   channel: DeliveryChannel;
@@ -35,6 +38,12 @@ export type ClaimedDelivery = {
   type: NotificationType;
   payload: NotificationPayload;
   integration: { kind: DeliveryChannel; url: string; secret: string | null; enabled: boolean } | null;
+  /**
+   * Why this delivery may no longer be sent, checked when it is claimed: the plan was downgraded,
+   * the member removed, the voter or submitter unsubscribed since the notification was expanded.
+   * Null when it may be sent.
+   */
+  refusal: string | null;
 };
 
 /**
@@ -48,6 +57,7 @@ export async function claimDelivery(sql: SqlLike, id: string, leaseMs: number): 
     update deliveries set
       attempts = attempts + 1,
       locked_until = now() + ${leaseMs} * interval '1 millisecond',
+      claim_token = gen_random_uuid(),
       updated_at = now()
     where id = ${id}
       and status = 'pending'
@@ -65,6 +75,7 @@ export async function claimDueDeliveries(sql: SqlLike, limit: number, leaseMs: n
     update deliveries set
       attempts = attempts + 1,
       locked_until = now() + ${leaseMs} * interval '1 millisecond',
+      claim_token = gen_random_uuid(),
       updated_at = now()
     where id in (
       select id from deliveries
@@ -80,49 +91,105 @@ export async function claimDueDeliveries(sql: SqlLike, limit: number, leaseMs: n
   return claimed.filter((row): row is ClaimedDelivery => row !== null);
 }
 
+type LoadedRow = Omit<ClaimedDelivery, 'integration' | 'refusal' | 'claim_token'> & {
+  claim_token: string | null;
+  plan: Plan;
+  i_kind: DeliveryChannel | null;
+  i_url: string | null;
+  i_secret: string | null;
+  i_enabled: boolean | null;
+  is_member: boolean;
+  opted_in: boolean;
+};
+
+/**
+ * Loads a claimed delivery with what its attempt needs, and, in the same query, what decides
+ * whether it may still be sent: the account's plan, the membership of a member's address, the
+ * opt-in behind a voter's or submitter's unsubscribe token. Expansion checked these once
+ * (notifications.repo.ts); a downgrade, a removal or an unsubscribe since then must stop it.
+ */
 async function loadDelivery(sql: SqlLike, id: string): Promise<ClaimedDelivery | null> {
-  const [row] = await sql<(Omit<ClaimedDelivery, 'integration'> & {
-    i_kind: DeliveryChannel | null;
-    i_url: string | null;
-    i_secret: string | null;
-    i_enabled: boolean | null;
-  })[]>`
-    select d.id, d.project_id, p.name as project_name, d.channel, d.recipient, d.attempts,
-           d.unsubscribe_token, n.type, n.payload,
-           i.kind as i_kind, i.url as i_url, i.secret as i_secret, i.enabled as i_enabled
+  const [row] = await sql<LoadedRow[]>`
+    select d.id, d.claim_token, d.project_id, p.name as project_name, d.channel, d.recipient, d.attempts,
+           d.unsubscribe_token, n.type, n.payload, a.plan,
+           i.kind as i_kind, i.url as i_url, i.secret as i_secret, i.enabled as i_enabled,
+           d.channel = 'email' and d.unsubscribe_token is null and exists (
+             select 1 from project_members m where m.project_id = d.project_id and lower(m.email) = d.recipient
+           ) as is_member,
+           d.unsubscribe_token is not null and (
+             exists (select 1 from votes v where v.unsubscribe_token = d.unsubscribe_token and v.notify_status_change)
+             or exists (select 1 from feedbacks f where f.submitter_unsubscribe_token = d.unsubscribe_token and f.submitter_notify)
+           ) as opted_in
     from deliveries d
     join notifications n on n.id = d.notification_id
     join projects p on p.id = d.project_id
+    join accounts a on a.id = p.account_id
     left join integrations i on i.id = d.integration_id
     where d.id = ${id}`;
-  if (!row) return null;
-  const { i_kind, i_url, i_secret, i_enabled, ...delivery } = row;
+  if (!row || row.claim_token === null) return null;
+  const { i_kind, i_url, i_secret, i_enabled, plan, is_member, opted_in, claim_token, ...delivery } = row;
   return {
     ...delivery,
+    claim_token,
     integration: i_kind && i_url !== null ? { kind: i_kind, url: i_url, secret: i_secret, enabled: i_enabled ?? false } : null,
+    refusal: refusalOf(row),
   };
 }
 
-export async function markDelivered(sql: SqlLike, id: string): Promise<void> {
-  await sql`
-    update deliveries set status = 'delivered', delivered_at = now(), locked_until = null, last_error = null, updated_at = now()
-    where id = ${id}`;
+/** Why a delivery may no longer be sent (SPEC 8.2 and the opt-ins), or null. */
+function refusalOf(row: LoadedRow): string | null {
+  const limits = PLAN_LIMITS[row.plan];
+  if (row.channel !== 'email') return limits.integrations ? null : 'the plan no longer includes integrations';
+  if (row.unsubscribe_token === null) {
+    if (!limits.teamMembers) return 'the plan no longer includes team member emails';
+    return row.is_member ? null : 'no longer a member of the project';
+  }
+  if (!limits.voterNotifications) return 'the plan no longer includes voter and submitter emails';
+  return row.opted_in ? null : 'unsubscribed';
+}
+
+/** Whether the plan still includes a channel: what an operator's retry checks (SPEC 8.2). */
+export function planIncludes(plan: Plan, channel: DeliveryChannel): boolean {
+  const limits = PLAN_LIMITS[plan];
+  return channel === 'email' ? limits.teamMembers && limits.voterNotifications : limits.integrations;
+}
+
+/**
+ * Records a delivered attempt, only while `delivery`'s claim still holds the row (still pending,
+ * same claim token); false when the claim was lost (its lease expired and another worker claimed
+ * the row), and then nothing is written.
+ */
+export async function markDelivered(sql: SqlLike, delivery: { id: string; claim_token: string }): Promise<boolean> {
+  const rows = await sql`
+    update deliveries set
+      status = 'delivered', delivered_at = now(), locked_until = null, claim_token = null, last_error = null, updated_at = now()
+    where id = ${delivery.id} and claim_token = ${delivery.claim_token} and status = 'pending'
+    returning id`;
+  return rows.length === 1;
 }
 
 /**
  * Records a failed attempt: back to pending, due again after `retryInMs` (counted on the
  * database's clock, which the poller compares with), or failed for good when `retryInMs` is null
- * (attempts spent, or a permanent failure).
+ * (attempts spent, or a permanent failure). Conditional on the claim, like markDelivered.
  */
-export async function markAttemptFailed(sql: SqlLike, id: string, error: string, retryInMs: number | null): Promise<void> {
-  await sql`
+export async function markAttemptFailed(
+  sql: SqlLike,
+  delivery: { id: string; claim_token: string },
+  error: string,
+  retryInMs: number | null,
+): Promise<boolean> {
+  const rows = await sql`
     update deliveries set
       status = ${retryInMs === null ? 'failed' : 'pending'},
       next_attempt_at = ${retryInMs === null ? sql`next_attempt_at` : sql`now() + ${retryInMs} * interval '1 millisecond'`},
       last_error = ${error.slice(0, 1000)},
       locked_until = null,
+      claim_token = null,
       updated_at = now()
-    where id = ${id}`;
+    where id = ${delivery.id} and claim_token = ${delivery.claim_token} and status = 'pending'
+    returning id`;
+  return rows.length === 1;
 }
 
 /**
@@ -160,20 +227,31 @@ export async function listDeliveries(
     limit ${filter.limit} offset ${filter.offset}`;
 }
 
-export type RetryResult = { kind: 'retried'; delivery: DeliveryRow } | { kind: 'not_found' } | { kind: 'not_failed'; status: DeliveryStatus };
+export type RetryResult =
+  | { kind: 'retried'; delivery: DeliveryRow }
+  | { kind: 'not_found' }
+  | { kind: 'not_failed'; status: DeliveryStatus }
+  | { kind: 'not_in_plan'; channel: DeliveryChannel; plan: Plan };
 
 /**
  * An operator's retry of a failed delivery: pending again, due now, with a fresh budget of
- * attempts (attempts back to 0; last_error kept until the next attempt replaces it).
+ * attempts (attempts back to 0; last_error kept until the next attempt replaces it). Refused
+ * when the account's plan no longer includes the delivery's channel.
  */
 export async function retryDelivery(sql: Sql, projectId: string, id: string): Promise<RetryResult> {
   return sql.begin(async (tx) => {
-    const [current] = await tx<{ status: DeliveryStatus }[]>`
-      select status from deliveries where id = ${id} and project_id = ${projectId} for update`;
+    const [current] = await tx<{ status: DeliveryStatus; channel: DeliveryChannel; plan: Plan }[]>`
+      select d.status, d.channel, a.plan
+      from deliveries d
+      join projects p on p.id = d.project_id
+      join accounts a on a.id = p.account_id
+      where d.id = ${id} and d.project_id = ${projectId}
+      for update of d`;
     if (!current) return { kind: 'not_found' as const };
     if (current.status !== 'failed') return { kind: 'not_failed' as const, status: current.status };
+    if (!planIncludes(current.plan, current.channel)) return { kind: 'not_in_plan' as const, channel: current.channel, plan: current.plan };
     await tx`
-      update deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), locked_until = null, updated_at = now()
+      update deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), locked_until = null, claim_token = null, updated_at = now()
       where id = ${id}`;
     const [delivery] = await tx<DeliveryRow[]>`
       select ${listColumns(tx)}

@@ -38,26 +38,34 @@ export const leaseMs = (policy: DeliveryPolicy) => 2 * policy.timeoutMs + 30_000
 
 export type AttemptResult = { kind: 'delivered' } | { kind: 'retry'; delayMs: number; error: string } | { kind: 'failed'; error: string };
 
-/** One attempt at a claimed delivery, and its outcome written to the row. */
+/**
+ * One attempt at a claimed delivery, and its outcome written to the row. A delivery the plan or
+ * the recipient no longer allows (see `refusal`) fails for good without being sent. The outcome
+ * is written only while this claim still holds the row; a worker that lost its claim (its lease
+ * expired and another worker took the row) logs it and writes nothing.
+ */
 export async function attemptDelivery(deps: DeliveryDeps, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const { policy, logger } = deps;
+  const log = { deliveryId: delivery.id, channel: delivery.channel, attempts: delivery.attempts };
+  const lostClaim = (outcome: string) =>
+    logger.warn({ ...log, outcome }, 'delivery claim lost before its outcome was recorded (lease expired); the other claim decides');
   try {
+    if (delivery.refusal) throw new DeliveryError(delivery.refusal, true);
     await sendDelivery(deps.sender, delivery);
   } catch (error) {
     const failure = error instanceof DeliveryError ? error : new DeliveryError(String((error as Error)?.message ?? error), false);
     const retry = !failure.permanent && delivery.attempts < policy.maxAttempts;
     const delayMs = retry ? backoffAfter(policy, delivery.attempts) : null;
-    await markAttemptFailed(deps.sql, delivery.id, failure.message, delayMs);
-    const log = { deliveryId: delivery.id, channel: delivery.channel, attempts: delivery.attempts, error: failure.message };
+    if (!(await markAttemptFailed(deps.sql, delivery, failure.message, delayMs))) lostClaim(`failed: ${failure.message}`);
     if (delayMs === null) {
-      logger.warn(log, 'delivery failed for good; listed as failed for an operator to retry');
+      logger.warn({ ...log, error: failure.message }, 'delivery failed for good; listed as failed for an operator to retry');
       return { kind: 'failed', error: failure.message };
     }
-    logger.info({ ...log, retryInMs: delayMs }, 'delivery attempt failed, will retry');
+    logger.info({ ...log, error: failure.message, retryInMs: delayMs }, 'delivery attempt failed, will retry');
     return { kind: 'retry', delayMs, error: failure.message };
   }
-  await markDelivered(deps.sql, delivery.id);
-  logger.debug({ deliveryId: delivery.id, channel: delivery.channel, attempts: delivery.attempts }, 'delivered');
+  if (!(await markDelivered(deps.sql, delivery))) lostClaim('delivered');
+  logger.debug(log, 'delivered');
   return { kind: 'delivered' };
 }
 

@@ -16,15 +16,25 @@ export type SmtpReceiver = {
   close(): Promise<void>;
 };
 
-export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+/**
+ * `answerDelayMs`: a slow server, waiting that long before answering MAIL FROM and again before
+ * accepting the message (a message counts once accepted).
+ */
+export async function startSmtpReceiver(options: { answerDelayMs?: number } = {}): Promise<SmtpReceiver> {
   const messages: ParsedMail[] = [];
+  const delay = options.answerDelayMs ?? 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onMailFrom(_address, _session, callback) {
+      if (delay > 0) setTimeout(() => callback(), delay);
+      else callback();
+    },
     onData(stream, _session, callback) {
       simpleParser(stream)
-        .then((mail) => {
+        .then(async (mail) => {
+          if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
           messages.push(mail);
           callback();
         })
