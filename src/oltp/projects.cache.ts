@@ -1,7 +1,7 @@
 import type { Sql } from './db.js';
 import { findProjectByApiKeyHash, type ProjectWithPlan } from './projects.repo.js';
 
-/** The channel the triggers of sql/postgres/007_auth_change_notify.sql notify on. */
+/** The channel the triggers of sql/postgres/006_auth_change_notify.sql notify on. */
 export const AUTH_CHANGES_CHANNEL = 'auth_changes';
 
 type Entry = { project: ProjectWithPlan; expiresAt: number };
