@@ -326,7 +326,7 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
       expect((await request(project, 'DELETE', `/members/${member.id}`)).status).toBe(200);
       const [token] = await server.sql<{ unsubscribe_token: string }[]>`
         select unsubscribe_token from votes where feedback_id = ${feedback.id} and user_id = 'v1'`;
-      expect((await server.request('GET', `/api/v1/unsubscribe/${token!.unsubscribe_token}`)).status).toBe(200);
+      expect((await server.request('POST', `/api/v1/unsubscribe/${token!.unsubscribe_token}`)).status).toBe(200);
     });
     const by = (who: string) => deliveries.find((d) => d.recipient === addr(who));
     expect(deliveries).toHaveLength(3);
