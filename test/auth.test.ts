@@ -187,6 +187,17 @@ describe('routes outside the API', () => {
     },
   );
 
+  it.each([
+    ['PUT', '/api/v1/feedbacks', 'HEAD, GET, POST'],
+    ['GET', '/api/v1/events/track', 'POST'],
+    ['PATCH', '/api/v1/feedbacks/00000000-0000-4000-8000-000000000000/votes', 'POST, DELETE'],
+  ])('%s %s (a known path, another method) is 405 with Allow and the SPEC 7.1 body', async (method, path, allow) => {
+    const response = await server.request(method, path);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe(allow);
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(`allowed: ${allow}`) });
+  });
+
   it('GET /healthz is 200 without authentication', async () => {
     const response = await server.request('GET', '/healthz');
     expect(response.status).toBe(200);

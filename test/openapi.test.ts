@@ -422,7 +422,8 @@ describe('real responses validate against the document', () => {
 
     // A method the path does not have (not in the document, so called directly): the path's `default` response.
     const wrongMethod = await server.request('PUT', `/api/v1/feedbacks/${feedbackId}`, { apiKey, body: {} });
-    expect(wrongMethod.status).toBe(404);
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('HEAD, GET');
     expect(wrongMethod.body).toEqual({ error: true, reason: expect.any(String) });
   });
 

@@ -44,7 +44,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     membersRouter(deps),
     integrationsRouter(deps),
   ]) {
-    api.use(router.routes(), router.allowedMethods({ throw: true }));
+    api.use(router.routes());
   }
   const health = healthRouter(deps);
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
@@ -79,6 +79,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   app.use(health.routes());
   app.use(openapi.routes());
   app.use(api.routes());
+  // A known path with another method: 405 with Allow (routes of all routers are known here).
+  app.use(api.allowedMethods());
   return app;
 }
 

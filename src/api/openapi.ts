@@ -93,7 +93,7 @@ const metricsError = (description: string) => json(description, MetricsErrorBody
 const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``).join(', ');
 
 const defaultError = error(
-  'Any other failure, in the server-wide error body: 404 for a method this path does not have (`no route for …`), 413 for ' +
+  'Any other failure, in the server-wide error body: 405 with `Allow` for a method this path does not have, 413 for ' +
     'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down.',
 );
 

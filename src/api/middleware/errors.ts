@@ -16,6 +16,14 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw new AppError(404, `no route for ${ctx.method} ${ctx.path}`);
       }
+      // The router's answer for a known path and another method (405) or an unknown method (501):
+      // its Allow header stays, the body gets the SPEC 7.1 shape.
+      if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
+        ctx.body = {
+          error: true,
+          reason: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
+        } satisfies ErrorBody;
+      }
     } catch (error) {
       if (error instanceof MetricsError) {
         ctx.status = error.status;
