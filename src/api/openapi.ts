@@ -891,6 +891,9 @@ function register(registry: OpenAPIRegistry) {
   const integrationsPlan = error('The account’s plan is Free (integrations need Pro or Team).');
   const projectRefused = error('The project belongs to another account, or is suspended.');
   const notMember = error('No such project, or no such member in it.');
+  const memberRefused = error(
+    "The project belongs to another account, or is suspended; or a team member's token: only the account owner's token adds members or removes other members (a member may remove itself).",
+  );
   const notIntegration = error('No such project, or no such integration in it.');
 
   route({
@@ -908,7 +911,7 @@ function register(registry: OpenAPIRegistry) {
       400: error('Validation failed; the reason names the field.'),
       401: error('Missing or invalid admin token.'),
       402: teamOnly,
-      403: projectRefused,
+      403: memberRefused,
       404: error('No such project.'),
       409: error('The project already has a member with this email (in any letter case).'),
       default: defaultError,
@@ -945,7 +948,7 @@ function register(registry: OpenAPIRegistry) {
     responses: {
       200: json('The removed member.', MemberResponse),
       401: error('Missing or invalid admin token.'),
-      403: projectRefused,
+      403: memberRefused,
       404: notMember,
       default: defaultError,
     },

@@ -21,6 +21,10 @@ export type IntegrationRow = {
   updated_at: Date;
 };
 
+/** The columns of an IntegrationRow: the secret itself is never read back. */
+const integrationColumns = (sql: SqlLike) =>
+  sql`id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at`;
+
 export async function createIntegration(
   sql: SqlLike,
   input: {
@@ -35,13 +39,13 @@ export async function createIntegration(
   const [integration] = await sql<IntegrationRow[]>`
     insert into integrations (project_id, kind, url, secret, events, enabled)
     values (${input.projectId}, ${input.kind}, ${input.url}, ${input.secret}, ${input.events}::text[], ${input.enabled})
-    returning id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at`;
+    returning ${integrationColumns(sql)}`;
   return integration as IntegrationRow;
 }
 
 export async function listIntegrations(sql: SqlLike, projectId: string): Promise<IntegrationRow[]> {
   return sql<IntegrationRow[]>`
-    select id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at
+    select ${integrationColumns(sql)}
     from integrations
     where project_id = ${projectId}
     order by created_at, id`;
@@ -49,7 +53,7 @@ export async function listIntegrations(sql: SqlLike, projectId: string): Promise
 
 export async function findIntegration(sql: SqlLike, projectId: string, id: string): Promise<IntegrationRow | null> {
   const [integration] = await sql<IntegrationRow[]>`
-    select id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at
+    select ${integrationColumns(sql)}
     from integrations
     where id = ${id} and project_id = ${projectId}`;
   return integration ?? null;
@@ -74,7 +78,7 @@ export async function updateIntegration(
       enabled = coalesce(${changes.enabled ?? null}::boolean, enabled),
       updated_at = now()
     where id = ${id} and project_id = ${projectId}
-    returning id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at`;
+    returning ${integrationColumns(sql)}`;
   return integration ?? null;
 }
 
@@ -82,6 +86,6 @@ export async function deleteIntegration(sql: SqlLike, projectId: string, id: str
   const [integration] = await sql<IntegrationRow[]>`
     delete from integrations
     where id = ${id} and project_id = ${projectId}
-    returning id, project_id, kind, url, events, enabled, secret is not null as has_secret, created_at, updated_at`;
+    returning ${integrationColumns(sql)}`;
   return integration ?? null;
 }
