@@ -5,6 +5,11 @@ export type MicroBatcherOptions<T, R> = {
   maxDelayMs: number;
   /** Flushes allowed to run at once; items arriving meanwhile wait and form the next batch. */
   maxConcurrentFlushes: number;
+  /**
+   * A flush starts at least this long after the previous one started (default 0: at once). Items
+   * arriving meanwhile wait, so under load each flush carries about this long of traffic.
+   */
+  minFlushIntervalMs?: number;
   flush: (items: T[]) => Promise<R>;
 };
 
@@ -20,6 +25,8 @@ export class MicroBatcher<T, R> {
   #waiters: Waiter<R>[] = [];
   #timer: NodeJS.Timeout | undefined;
   #inFlight = new Set<Promise<unknown>>();
+  #lastFlushAt = Number.NEGATIVE_INFINITY;
+  #draining = false;
 
   constructor(private readonly options: MicroBatcherOptions<T, R>) {}
 
@@ -39,6 +46,7 @@ export class MicroBatcher<T, R> {
 
   /** Flushes everything waiting and resolves when no flush is running any more. */
   async drain(): Promise<void> {
+    this.#draining = true;
     while (this.#items.length > 0 || this.#inFlight.size > 0) {
       this.#flushNow();
       await Promise.allSettled([...this.#inFlight]);
@@ -51,6 +59,12 @@ export class MicroBatcher<T, R> {
       this.#timer = undefined;
     }
     if (this.#items.length === 0 || this.#inFlight.size >= this.options.maxConcurrentFlushes) return;
+    const wait = this.#lastFlushAt + (this.options.minFlushIntervalMs ?? 0) - performance.now();
+    if (wait > 0 && !this.#draining && this.#items.length < this.options.maxItems) {
+      this.#timer = setTimeout(() => this.#flushNow(), wait);
+      return;
+    }
+    this.#lastFlushAt = performance.now();
     const items = this.#items;
     const waiters = this.#waiters;
     this.#items = [];

@@ -16,6 +16,8 @@ export type IngestWorkerOptions = {
    * flush, so this bounds the size of a ClickHouse insert in jobs.
    */
   concurrency?: number;
+  /** Under load, at most one ClickHouse insert per this many milliseconds (default 200). */
+  minInsertIntervalMs?: number;
   /** A job whose process died is taken up again after about this long. */
   lockDurationMs?: number;
 };
@@ -55,6 +57,10 @@ export function startIngestWorker(deps: {
     // of a job that arrives when the worker is idle.
     maxDelayMs: 10,
     maxConcurrentFlushes: 1,
+    // A chDB insert costs about 20 ms of CPU whatever its size, and it runs on the API's cores
+    // (BENCHMARKS.md): under load, one insert per this interval at most, so inserts stay large.
+    // The API has answered long before; this only delays visibility in ClickHouse.
+    minFlushIntervalMs: deps.options?.minInsertIntervalMs ?? 200,
     flush: (events) => serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`)),
   });
   const worker = new Worker<IngestJobData, void, IngestJobName>(
@@ -83,7 +89,7 @@ export function startIngestWorker(deps: {
     {
       connection: deps.connection,
       prefix: deps.prefix,
-      concurrency: deps.options?.concurrency ?? 32,
+      concurrency: deps.options?.concurrency ?? 256,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
       // A crash in the middle of a job makes it "stalled"; allow several before giving up on it.
