@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Prefixes make a leaked secret recognisable (and greppable by secret scanners). */
 export const API_KEY_PREFIX = 'fbk_';
@@ -17,5 +17,7 @@ export function newSecret(prefix: string): string {
  * enough (no dictionary to defend against) and lets us look a key up by its hash in one index probe.
  */
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
+  // The one-shot crypto.hash: every key-authenticated request hashes its key, and the Hash object
+  // of createHash was a visible share of the ingestion path's CPU profile.
+  return hash('sha256', secret, 'buffer');
 }
