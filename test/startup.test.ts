@@ -42,7 +42,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       queuePrefix: 'feedback',
       metricsPort: 9464,
-      ingestWorkerConcurrency: 32,
+      ingestWorkerConcurrency: 256,
       apiKeyCacheSeconds: 30,
       operatorToken: undefined,
       logLevel: 'info',
