@@ -10,14 +10,19 @@ import { observeInsert, type Metrics } from '../observability/metrics.js';
 import { insertFacts } from '../olap/facts.table.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 
+/**
+ * Under load, at most one ClickHouse insert per this long, so inserts stay large: a chDB insert
+ * costs about 20 ms of CPU whatever its size, on the API's cores (BENCHMARKS.md). The API has
+ * answered long before; this only delays visibility in ClickHouse.
+ */
+const MIN_INSERT_INTERVAL_MS = 200;
+
 export type IngestWorkerOptions = {
   /**
    * Jobs this process holds at once. Their events are written together, in one insert per
    * flush, so this bounds the size of a ClickHouse insert in jobs.
    */
   concurrency?: number;
-  /** Under load, at most one ClickHouse insert per this many milliseconds (default 200). */
-  minInsertIntervalMs?: number;
   /** A job whose process died is taken up again after about this long. */
   lockDurationMs?: number;
 };
@@ -57,10 +62,7 @@ export function startIngestWorker(deps: {
     // of a job that arrives when the worker is idle.
     maxDelayMs: 10,
     maxConcurrentFlushes: 1,
-    // A chDB insert costs about 20 ms of CPU whatever its size, and it runs on the API's cores
-    // (BENCHMARKS.md): under load, one insert per this interval at most, so inserts stay large.
-    // The API has answered long before; this only delays visibility in ClickHouse.
-    minFlushIntervalMs: deps.options?.minInsertIntervalMs ?? 200,
+    minFlushIntervalMs: MIN_INSERT_INTERVAL_MS,
     flush: (events) => serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`)),
   });
   const worker = new Worker<IngestJobData, void, IngestJobName>(
