@@ -29,6 +29,19 @@ describe('MicroBatcher', () => {
     expect(results).toEqual([4, 4, 4]);
   });
 
+  it('maxDelayMs 0: what arrives within one event-loop turn goes as one flush at the end of that turn, before any timer', async () => {
+    const { batcher, flushes } = recordingBatcher({ maxDelayMs: 0 });
+    let timerFired = false;
+    const timer = setTimeout(() => (timerFired = true), 5);
+    const first = batcher.add([1]);
+    const second = batcher.add([2, 3]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(flushes.map((f) => f.items)).toEqual([[1, 2, 3]]);
+    expect(timerFired).toBe(false);
+    clearTimeout(timer);
+    expect(await Promise.all([first, second])).toEqual([3, 3]);
+  });
+
   it('an idle batcher flushes after maxDelayMs, whatever minFlushIntervalMs says', async () => {
     const { batcher, flushes } = recordingBatcher({ maxDelayMs: 2, minFlushIntervalMs: 500 });
     const t0 = performance.now();

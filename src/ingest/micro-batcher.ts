@@ -1,7 +1,11 @@
 export type MicroBatcherOptions<T, R> = {
   /** Flush as soon as this many items are waiting. */
   maxItems: number;
-  /** Flush at the latest this long after the first waiting item arrived. */
+  /**
+   * Flush at the latest this long after the first waiting item arrived. 0: at the end of the
+   * current event-loop turn (setImmediate), so the items of every request read in this turn go
+   * together without waiting for a timer.
+   */
   maxDelayMs: number;
   /** Flushes allowed to run at once; items arriving meanwhile wait and form the next batch. */
   maxConcurrentFlushes: number;
@@ -23,7 +27,7 @@ type Waiter<R> = { resolve: (result: R) => void; reject: (error: unknown) => voi
 export class MicroBatcher<T, R> {
   #items: T[] = [];
   #waiters: Waiter<R>[] = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: { cancel: () => void } | undefined;
   #inFlight = new Set<Promise<unknown>>();
   #lastFlushAt = Number.NEGATIVE_INFINITY;
   #draining = false;
@@ -40,7 +44,7 @@ export class MicroBatcher<T, R> {
       this.#items.push(...items);
       this.#waiters.push({ resolve, reject });
       if (this.#items.length >= this.options.maxItems) this.#flushNow();
-      else this.#timer ??= setTimeout(() => this.#flushNow(), this.options.maxDelayMs);
+      else this.#timer ??= this.#later(this.options.maxDelayMs);
     });
   }
 
@@ -53,15 +57,23 @@ export class MicroBatcher<T, R> {
     }
   }
 
-  #flushNow(): void {
-    if (this.#timer) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
+  /** Calls #flushNow after `ms`, or at the end of this event-loop turn when `ms` is 0. */
+  #later(ms: number): { cancel: () => void } {
+    if (ms > 0) {
+      const timeout = setTimeout(() => this.#flushNow(), ms);
+      return { cancel: () => clearTimeout(timeout) };
     }
+    const immediate = setImmediate(() => this.#flushNow());
+    return { cancel: () => clearImmediate(immediate) };
+  }
+
+  #flushNow(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
     if (this.#items.length === 0 || this.#inFlight.size >= this.options.maxConcurrentFlushes) return;
     const wait = this.#lastFlushAt + (this.options.minFlushIntervalMs ?? 0) - performance.now();
     if (wait > 0 && !this.#draining && this.#items.length < this.options.maxItems) {
-      this.#timer = setTimeout(() => this.#flushNow(), wait);
+      this.#timer = this.#later(wait);
       return;
     }
     this.#lastFlushAt = performance.now();
