@@ -23,11 +23,11 @@ const SECRET = 'whsec_test_0123456789abcdef';
 const textOf = (mail: ParsedMail) => mail.text ?? '';
 const unsubscribeLink = (mail: ParsedMail) => /https?:\/\/\S+\/api\/v1\/unsubscribe\/[0-9a-f-]{36}/.exec(textOf(mail))?.[0];
 
-/** `verifyFeedbackSignature` as README "Webhooks" prints it, loaded from the README itself. */
+/** `verifyFeedbackSignature` as docs/notifications.md "Webhooks" prints it, loaded from that page itself. */
 async function readmeVerifier(): Promise<(secret: string, raw: string, header: unknown) => boolean> {
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
-  const code = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(readme)?.[1];
-  expect(code, 'README has the verification snippet').toBeDefined();
+  const page = await readFile(new URL('../docs/notifications.md', import.meta.url), 'utf8');
+  const code = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(page)?.[1];
+  expect(code, 'docs/notifications.md has the verification snippet').toBeDefined();
   const file = path.join(await mkdtemp(path.join(tmpdir(), 'readme-snippet-')), 'verify.mjs');
   await writeFile(file, code!);
   return (await import(pathToFileURL(file).href)).verifyFeedbackSignature;
@@ -133,7 +133,7 @@ describe.each([
       });
       const hookDelivery = deliveries.find((d) => d.recipient === hook.id)!;
       expect(webhook.accepted[0]!.headers['x-feedback-delivery-id']).toBe(hookDelivery.id);
-      // The receiver's check printed in the README accepts it too, and refuses a changed body.
+      // The receiver's check printed in docs/notifications.md accepts it too, and refuses a changed body.
       const readmeCheck = await readmeVerifier();
       const signature = webhook.accepted[0]!.headers['x-feedback-signature'];
       expect(readmeCheck(SECRET, webhook.accepted[0]!.raw, signature)).toBe(true);
