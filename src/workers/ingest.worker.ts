@@ -3,11 +3,9 @@ import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import type { IngestEvent } from '../ingest/event.js';
 import type { EventWriter, WriteResult } from '../ingest/event-writer.js';
+import type { FactWriter } from '../ingest/fact-writer.js';
 import { MicroBatcher } from '../ingest/micro-batcher.js';
 import type { Logger } from '../logger.js';
-import type { ClickHouseClient } from '../olap/clickhouse.js';
-import { observeInsert, type Metrics } from '../observability/metrics.js';
-import { insertFacts } from '../olap/facts.table.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 
 /**
@@ -42,10 +40,9 @@ export type IngestWorkerOptions = {
 export function startIngestWorker(deps: {
   connection: Redis;
   prefix: string;
-  clickhouse: ClickHouseClient;
   writer: EventWriter;
+  factWriter: FactWriter;
   logger: Logger;
-  metrics?: Metrics;
   options?: IngestWorkerOptions;
 }): Worker<IngestJobData, void, IngestJobName> {
   const { logger } = deps;
@@ -82,7 +79,7 @@ export function startIngestWorker(deps: {
       }
       if (job.name === 'facts' && 'facts' in job.data && Array.isArray(job.data.facts)) {
         const facts = job.data.facts;
-        await observeInsert(deps.metrics, 'facts', facts.length, () => insertFacts(deps.clickhouse, facts, token));
+        await deps.factWriter.write(facts, token);
         return;
       }
       // A payload no code version can write would fail forever: fail it at once, visibly.
