@@ -36,6 +36,10 @@ export type IngestWorkerOptions = {
  * after its process died) may have been written as part of some group: it is written on its own,
  * under a token derived from its id, after dropping every event ClickHouse already holds. All
  * writes of this process are serialized, so the duplicate checks of client eventIds cannot race.
+ *
+ * A row ClickHouse refuses for its data does not fail its job (nor the other jobs of its group):
+ * the writers isolate it into the dead letters and store the rest. Only an engine failure, or
+ * dead letters that cannot be recorded, fail the job, which is then retried.
  */
 export function startIngestWorker(deps: {
   connection: Redis;
