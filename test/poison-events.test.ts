@@ -269,8 +269,8 @@ describe('the EventWriter isolating refused rows', () => {
   });
 
   it('the FactWriter isolates a refused fact the same way', async () => {
-    const fact = (userId: string, firstSeenAt: string | null): FactRow => ({
-      fact_id: String(Date.now() * 1000 + Math.floor(Math.random() * 1000)),
+    const fact = (factId: string, userId: string): FactRow => ({
+      fact_id: factId,
       project_id: tenantB.id,
       kind: 'sdk_user_registered',
       occurred_at: new Date().toISOString(),
@@ -283,11 +283,10 @@ describe('the EventWriter isolating refused rows', () => {
       comment_id: null,
       is_admin: false,
       mrr: null,
-      first_seen_at: firstSeenAt,
+      first_seen_at: null,
     });
-    const facts = [fact('f1', null), { ...fact('\ud800', null), fact_id: '990000000001' }, fact('f3', null)];
-    facts[2]!.fact_id = '990000000002';
-    facts[0]!.fact_id = '990000000000';
+    // Outbox ids far above any this test database hands out.
+    const facts = [fact('990000000000', 'f1'), fact('990000000001', '\ud800'), fact('990000000002', 'f3')];
     const writer = new FactWriter(server.clickhouse, storeOf(server));
     expect(await writer.write(facts, `facts:test:${uuidv7()}`)).toEqual({ deadLettered: 1 });
     const rows = await server.clickhouseRows<{ user_id: string }>(
