@@ -121,3 +121,57 @@ describe('strings no store can hold are refused with 400 naming the field', () =
     expect(rows).toEqual([{ event_name: 'party 🎉' }]);
   });
 });
+
+describe('the string check on a deeply nested body', () => {
+  let server: TestServer;
+  let project: TestProject;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    project = await createProject(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('finds NUL 100,000 levels deep in linear time, naming its place', async () => {
+    const depth = 100_000;
+    const rawBody = `{"eventName":"e","userId":"u","properties":${'{"a":'.repeat(depth)}"\\u0000"${'}'.repeat(depth)}}`;
+    const started = Date.now();
+    const response = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, rawBody });
+    expect(response.status).toBe(400);
+    expect(response.body.reason).toBe("properties.a.a.a.a.a.a.a.….a.a.a: must not contain the NUL character (\\u0000)");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('deeply nested event properties', () => {
+  let server: TestServer;
+  let project: TestProject;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    project = await createProject(server);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** Properties of `depth` nested objects. */
+  const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+
+  it('are refused past 64 levels with 400 (was a 500: serializing them overflowed the stack)', async () => {
+    for (const depth of [65, 5_000, 100_000]) {
+      const rawBody = `{"eventName":"e","userId":"u","properties":${nested(depth)}}`;
+      const response = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, rawBody });
+      expect(response.status, `depth ${depth}: ${JSON.stringify(response.body)}`).toBe(400);
+      expect(response.body.reason).toBe('properties: must nest at most 64 levels');
+    }
+  });
+
+  it('are accepted up to 64 levels', async () => {
+    const rawBody = `{"eventName":"e","userId":"u","properties":${nested(64)}}`;
+    const response = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, rawBody });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+});

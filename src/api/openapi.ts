@@ -5,7 +5,7 @@ import type { MetricsErrorCode } from '../metrics/errors.js';
 import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from '../metrics/measures.js';
 import { MAX_BUCKETS } from '../metrics/window.js';
 import { PLAN_LIMITS } from '../plans.js';
-import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, TrackEventBody } from './events.schema.js';
+import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, TrackEventBody } from './events.schema.js';
 import {
   AddCommentBody,
   AddVoteBody,
@@ -216,7 +216,7 @@ const requestBodies = () => ({
   trackEvent: body(
     withFieldDocs(TrackEventBody, {
       eventName: `Any name is accepted on every tier; ${PREDEFINED_EVENTS.map((e) => `\`${e}\``).join(', ')} are the predefined ones (readable in metrics on every plan).`,
-      properties: `Free key-value pairs: a JSON object of at most ${MAX_PROPERTIES_BYTES / 1024} KiB.`,
+      properties: `Free key-value pairs: a JSON object of at most ${MAX_PROPERTIES_BYTES / 1024} KiB, nested at most ${MAX_PROPERTIES_DEPTH} levels.`,
       timestamp:
         'When the event happened: ISO 8601 with a time zone, at most 1 hour ahead and 2 years back (offline SDKs, imports). Default: when the server received it.',
       eventId:
