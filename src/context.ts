@@ -2,7 +2,9 @@ import { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { DirectEventSink } from './ingest/direct-sink.js';
 import type { EventSink } from './ingest/event-sink.js';
+import { PostgresDeadLetters } from './ingest/dead-letters.js';
 import { EventWriter } from './ingest/event-writer.js';
+import { FactWriter } from './ingest/fact-writer.js';
 import { QueueEventSink } from './ingest/queue-sink.js';
 import { RateLimits } from './api/middleware/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
@@ -30,6 +32,8 @@ export type AppContext = {
   /** SMTP at SMTP_URL, or .eml files under DATA_DIR/mail. */
   mailer: Mailer;
   eventWriter: EventWriter;
+  /** The one path of relayed outbox facts to ClickHouse (relay or queue worker). */
+  factWriter: FactWriter;
   /** Where the API hands events: the queue with Redis, the in-process batcher without. */
   eventSink: EventSink;
   /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
@@ -63,7 +67,10 @@ export async function createAppContext(
       createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
     closers.unshift(() => clickhouse.close());
     const metrics = createMetrics();
-    const eventWriter = new EventWriter(clickhouse, metrics);
+    // Rows ClickHouse refuses for their data go to PostgreSQL, so both writers isolate them there.
+    const deadLetters = new PostgresDeadLetters(sql, logger.child({ component: 'dead-letters' }), metrics);
+    const eventWriter = new EventWriter(clickhouse, deadLetters, metrics);
+    const factWriter = new FactWriter(clickhouse, deadLetters, metrics);
 
     let redis: Redis | undefined;
     let queue: IngestQueue | undefined;
@@ -108,6 +115,7 @@ export async function createAppContext(
       deliveryQueue,
       mailer,
       eventWriter,
+      factWriter,
       eventSink,
       rateLimits,
       async close() {

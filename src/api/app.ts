@@ -13,6 +13,7 @@ import { membersRouter } from './members.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
+import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi.router.js';
 import { operatorRouter } from './operator.router.js';
 import { projectFeedbackRouter } from './project-feedback.router.js';
@@ -76,6 +77,9 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     if (ctx.path.startsWith(unsubscribePath)) return next();
     return ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next);
   });
+  // Strings no store can hold (lone surrogates, NUL) are refused here, for every route.
+  const metricsRoute = new RegExp(`^${API_PREFIX}/(projects/[^/]+/)?metrics/`);
+  app.use(storableInput((path) => metricsRoute.test(path)));
   app.use(health.routes());
   app.use(openapi.routes());
   app.use(api.routes());

@@ -8,12 +8,36 @@ export const MAX_FUTURE_MS = 60 * 60 * 1000;
 export const MAX_PAST_MS = 2 * 366 * 24 * 60 * 60 * 1000;
 export const MAX_BATCH_EVENTS = 1000;
 
+/**
+ * Nesting levels of one event's properties (the object itself is level 1). ClickHouse's JSON
+ * column refuses a few thousand levels (the row would be dead-lettered), and serializing far
+ * deeper ones overflows the stack; real properties nest a few levels.
+ */
+export const MAX_PROPERTIES_DEPTH = 64;
+
+/** Whether `value` nests deeper than `limit` levels; iterative, and stops at the first too deep. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (item.value === null || typeof item.value !== 'object') continue;
+    if (item.depth > limit) return true;
+    for (const child of Object.values(item.value)) stack.push({ value: child, depth: item.depth + 1 });
+  }
+  return false;
+}
+
 const properties = z
   .record(z.string(), z.unknown(), { error: 'must be an object of key-value pairs' })
   .nullable()
   .optional()
-  .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES, {
-    error: `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON`,
+  .superRefine((value, ctx) => {
+    if (value == null) return;
+    // Depth first: the size check serializes the value, which a deep enough one cannot survive.
+    if (nestsDeeperThan(value, MAX_PROPERTIES_DEPTH)) {
+      ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_PROPERTIES_DEPTH} levels` });
+    } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_PROPERTIES_BYTES) {
+      ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON` });
+    }
   });
 
 const timestamp = z

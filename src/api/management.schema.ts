@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEAD_LETTER_KINDS } from '../oltp/dead-letters.repo.js';
 import { PLANS } from '../plans.js';
 import { bodySchema } from './validation.js';
 
@@ -30,3 +31,17 @@ export const UpdateProjectBody = bodySchema({
   archived: z.boolean({ error: 'must be a boolean' }).optional(),
 }).refine((body) => body.name !== undefined || body.archived !== undefined, { error: 'name or archived is required' });
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
+
+/** GET /admin/dead-letters query (operator), read verbatim. */
+export const ListDeadLettersQuery = z.object({
+  kind: z.enum(DEAD_LETTER_KINDS, { error: `must be one of ${DEAD_LETTER_KINDS.join(', ')}` }).optional(),
+  project_id: z.uuid({ error: 'must be a project id (UUID)' }).optional(),
+  limit: z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(500, 'must be at most 500')
+    .default(50),
+  offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').default(0),
+});
+export type ListDeadLettersQuery = z.infer<typeof ListDeadLettersQuery>;

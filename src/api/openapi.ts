@@ -5,7 +5,7 @@ import type { MetricsErrorCode } from '../metrics/errors.js';
 import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from '../metrics/measures.js';
 import { MAX_BUCKETS } from '../metrics/window.js';
 import { PLAN_LIMITS } from '../plans.js';
-import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, TrackEventBody } from './events.schema.js';
+import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, TrackEventBody } from './events.schema.js';
 import {
   AddCommentBody,
   AddVoteBody,
@@ -20,6 +20,7 @@ import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.sch
 import {
   CreateAccountBody,
   CreateProjectBody,
+  ListDeadLettersQuery,
   SuspendProjectBody,
   UpdateAccountBody,
   UpdateProjectBody,
@@ -32,6 +33,7 @@ import {
   AdminMetrics,
   BatchEventsResponse,
   CommentResponse,
+  DeadLettersResponse,
   DeliveryResponse,
   ErrorBody,
   FeedbackResponse,
@@ -93,7 +95,8 @@ const metricsError = (description: string) => json(description, MetricsErrorBody
 const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``).join(', ');
 
 const defaultError = error(
-  'Any other failure, in the server-wide error body: 405 with `Allow` for a method this path does not have, 413 for ' +
+  'Any other failure, in the server-wide error body: 400 on every route for a query or body string a store cannot hold ' +
+    '(a lone UTF-16 surrogate or NUL, keys included; the reason names the field), 405 with `Allow` for a method this path does not have, 413 for ' +
     'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down.',
 );
 
@@ -213,7 +216,7 @@ const requestBodies = () => ({
   trackEvent: body(
     withFieldDocs(TrackEventBody, {
       eventName: `Any name is accepted on every tier; ${PREDEFINED_EVENTS.map((e) => `\`${e}\``).join(', ')} are the predefined ones (readable in metrics on every plan).`,
-      properties: `Free key-value pairs: a JSON object of at most ${MAX_PROPERTIES_BYTES / 1024} KiB.`,
+      properties: `Free key-value pairs: a JSON object of at most ${MAX_PROPERTIES_BYTES / 1024} KiB, nested at most ${MAX_PROPERTIES_DEPTH} levels.`,
       timestamp:
         'When the event happened: ISO 8601 with a time zone, at most 1 hour ahead and 2 years back (offline SDKs, imports). Default: when the server received it.',
       eventId:
@@ -737,6 +740,32 @@ function register(registry: OpenAPIRegistry) {
     },
   });
 
+  const deadLetterShape = ListDeadLettersQuery.shape;
+  route({
+    method: 'get',
+    path: '/admin/dead-letters',
+    operationId: 'listDeadLetters',
+    tags: ['Operator'],
+    summary: 'List rows ClickHouse refused (dead letters)',
+    description:
+      'Events and facts ClickHouse refused for their data (a parse or value error, by error code), isolated from their batch so that every other row of it was stored. Newest first, with the total; also counted in the Prometheus counter `feedback_dead_letters_total{kind}`. See docs/dead-letters.md.',
+    security: OPERATOR_TOKEN,
+    request: {
+      query: ListDeadLettersQuery.extend({
+        kind: describe(deadLetterShape.kind, 'Only dead letters of this kind.'),
+        project_id: describe(deadLetterShape.project_id, 'Only dead letters of this project.'),
+        limit: describe(deadLetterShape.limit, 'Page size, 1 to 500 (default 50).'),
+        offset: describe(deadLetterShape.offset, 'Dead letters to skip (default 0).'),
+      }),
+    },
+    responses: {
+      200: json('A page of dead letters.', DeadLettersResponse),
+      400: error('An invalid query parameter (the reason names it), or one given twice.'),
+      401: error('Missing or invalid operator token.'),
+      default: defaultError,
+    },
+  });
+
   // Projects of the admin token's account (DESIGN 3)
 
   route({
@@ -1244,7 +1273,7 @@ export function buildOpenApiDocument() {
       { name: 'Team members', description: 'Team members of a project and their admin tokens (Team plan)' },
       { name: 'Integrations', description: 'Slack, Discord and signed webhook integrations of a project (Pro and Team plans)' },
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
-      { name: 'Operator', description: 'Accounts, plans, suspension and ad-hoc SQL (operator token)' },
+      { name: 'Operator', description: 'Accounts, plans, suspension, ad-hoc SQL and dead letters (operator token)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],
   });

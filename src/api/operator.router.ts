@@ -1,16 +1,17 @@
 import { Router } from '@koa/router';
 import { createAccount, updateAccountPlan } from '../oltp/accounts.repo.js';
+import { listDeadLetters, type DeadLetterRow } from '../oltp/dead-letters.repo.js';
 import { updateProject } from '../oltp/projects.repo.js';
 import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../secrets.js';
 import { operatorAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
 import { conflict, notFound } from './errors.js';
-import { CreateAccountBody, SuspendProjectBody, UpdateAccountBody } from './management.schema.js';
+import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from './management.schema.js';
 import { presentAccount, presentProject } from './presenters.js';
 import type { AppState } from './state.js';
-import { isUuid, parseBody } from './validation.js';
+import { isUuid, parseBody, parseQuery } from './validation.js';
 
-/** Operator-only management (DESIGN 3): accounts, plans, suspension. */
+/** Operator-only management (DESIGN 3): accounts, plans, suspension, dead letters. */
 export function operatorRouter({ sql, projectKeys, operatorToken }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   const auth = operatorAuth(operatorToken);
@@ -41,5 +42,32 @@ export function operatorRouter({ sql, projectKeys, operatorToken }: ApiDeps): Ro
     ctx.body = presentProject(project);
   });
 
+  // Rows ClickHouse refused for their data (docs/dead-letters.md), newest first, with the total.
+  router.get('/admin/dead-letters', auth, async (ctx) => {
+    const query = parseQuery(ListDeadLettersQuery, ctx.query);
+    const page = await listDeadLetters(sql, { kind: query.kind, projectId: query.project_id, limit: query.limit, offset: query.offset });
+    ctx.body = presentDeadLetters(page, query);
+  });
+
   return router;
+}
+
+/** A page of dead letters as the operator route returns it. */
+export function presentDeadLetters(page: { total: number; rows: DeadLetterRow[] }, query: { limit: number; offset: number }) {
+  return {
+    total: page.total,
+    limit: query.limit,
+    offset: query.offset,
+    dead_letters: page.rows.map((row) => ({
+      id: row.id,
+      kind: row.kind,
+      project_id: row.project_id,
+      row_key: row.row_key,
+      payload: row.payload,
+      error_code: row.error_code,
+      error_name: row.error_name,
+      error: row.error,
+      created_at: row.created_at.toISOString(),
+    })),
+  };
 }

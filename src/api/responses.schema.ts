@@ -12,6 +12,8 @@ import type * as metrics from '../metrics/service.js';
 import type { AdhocResult } from '../olap/adhoc-query.js';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js';
 import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
+import { DEAD_LETTER_KINDS } from '../oltp/dead-letters.repo.js';
+import type { presentDeadLetters } from './operator.router.js';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../oltp/integrations.repo.js';
 import { NOTIFICATION_TYPES } from '../notify/payload.js';
 import type { UnsubscribeLink as UnsubscribeLinkType } from '../oltp/notifications.repo.js';
@@ -265,6 +267,29 @@ export const DeliveryResponse = z
   })
   .meta({ id: 'Delivery', description: 'A notification’s delivery to one recipient: an email, a Slack or Discord message, or a webhook.' });
 
+export const DeadLettersResponse = z
+  .object({
+    total: count.meta({ description: 'Dead letters matching the filter, on every page.' }),
+    limit: count,
+    offset: count,
+    dead_letters: z.array(
+      z
+        .object({
+          id: z.string().meta({ description: 'Dead letter id (an integer, as a string).' }),
+          kind: z.enum(DEAD_LETTER_KINDS).meta({ description: '`event` (table events) or `fact` (table facts).' }),
+          project_id: uuid.nullable().meta({ description: 'Project of the row; null only when the row’s own project id is not a UUID.' }),
+          row_key: z.string().meta({ description: 'The row’s identity: `<project id>:<event id>` for an event, the outbox id for a fact.' }),
+          payload: z.string().meta({ description: 'The row as it was sent to ClickHouse, as JSON text (NUL and lone surrogates stay escaped).' }),
+          error_code: z.string().meta({ description: 'ClickHouse error code, e.g. `117`.' }),
+          error_name: z.string().meta({ description: 'ClickHouse error name, e.g. `INCORRECT_DATA`.' }),
+          error: z.string().meta({ description: 'ClickHouse’s message.' }),
+          created_at: timestamp,
+        })
+        .meta({ id: 'DeadLetter', description: 'A row ClickHouse refused for its data, isolated from its batch.' }),
+    ),
+  })
+  .meta({ id: 'DeadLetters' });
+
 export const UnsubscribeResponse = z
   .object({
     unsubscribed: z.literal(true),
@@ -445,6 +470,7 @@ export type ResponseShapeChecks = [
   Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
   Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
   Expect<SameShape<UnsubscribeLinkType, Out<typeof UnsubscribeLinkResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentDeadLetters>, Out<typeof DeadLettersResponse>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,
   Expect<SameShape<Result<typeof metrics.summary>, Out<typeof AdminMetrics.summary>>>,
   Expect<SameShape<Result<typeof metrics.timeseries>, Out<typeof AdminMetrics.timeseries>>>,

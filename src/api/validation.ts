@@ -76,3 +76,57 @@ export const userIdSchema = z
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (value: string) => UUID_PATTERN.test(value);
+
+/** Why a string cannot be stored, or null when every store can hold it. */
+export function unstorableReason(text: string): string | null {
+  // PostgreSQL and ClickHouse hold UTF-8; a lone surrogate has no UTF-8 form. ClickHouse refuses
+  // a high one outright (the whole insert fails) and would keep a low one as invalid UTF-8.
+  if (!text.isWellFormed()) return 'must not contain a lone UTF-16 surrogate (such as \\ud800)';
+  // PostgreSQL text cannot hold NUL (error 22021). ClickHouse could, but the same strings (user
+  // ids, names) cross between the stores, so NUL is refused everywhere (docs/dead-letters.md).
+  if (text.includes('\u0000')) return 'must not contain the NUL character (\\u0000)';
+  return null;
+}
+
+/** A place in a parsed request: its key and the place that holds it (null at the root). */
+type Place = { key: string; parent: Place | null } | null;
+
+function describePlace(place: Place, root: string): string {
+  const keys: string[] = [];
+  for (let p = place; p !== null; p = p.parent) keys.push(p.key);
+  if (keys.length === 0) return root;
+  keys.reverse();
+  // A place thousands of levels deep is named by its ends, not by a reason of megabytes.
+  return keys.length <= 12 ? keys.join('.') : `${keys.slice(0, 8).join('.')}.….${keys.slice(-3).join('.')}`;
+}
+
+/**
+ * The first string of a parsed request (a JSON body, or the query) that a store cannot hold,
+ * keys included, as a 400 reason naming where it is (`events.3.userId: …`, `properties: a key
+ * …`), or null. `root` names the place when the problem is a top-level key. Walks with its own
+ * stack and links each place to its parent (the path is built only for the reason), so a deeply
+ * nested body costs linear time and cannot overflow the call stack.
+ */
+export function findUnstorableString(value: unknown, root: string): string | null {
+  const stack: { value: unknown; place: Place }[] = [{ value, place: null }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value: current, place } = item;
+    if (typeof current === 'string') {
+      const reason = unstorableReason(current);
+      if (reason) return `${describePlace(place, root)}: ${reason}`;
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    const entries = Array.isArray(current) ? current.map((v, i) => [String(i), v] as const) : Object.entries(current);
+    for (const [key] of entries) {
+      const reason = unstorableReason(key);
+      if (reason) return `${describePlace(place, root)}: a key ${reason}`;
+    }
+    // Pushed in reverse, so the first problem in document order is the one reported.
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      stack.push({ value: child, place: { key, parent: place } });
+    }
+  }
+  return null;
+}

@@ -1,11 +1,15 @@
 import { observeInsert, type Metrics } from '../observability/metrics.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import { findStoredEvents, insertEvents } from '../olap/events.table.js';
+import { deadLetter, type DeadLetterStore } from './dead-letters.js';
 import { eventKey, type IngestEvent } from './event.js';
+import { insertIsolating } from './isolating-insert.js';
 
 export type WriteResult = {
-  /** Events inserted by this call. */
+  /** Events inserted by this call (dead-lettered ones not counted). */
   inserted: number;
+  /** Events ClickHouse refused for their data, now in the dead letters. */
+  deadLettered: number;
   /** For every event checked against the table: the event as stored (by this or an earlier write). */
   stored: Map<string, IngestEvent>;
 };
@@ -25,10 +29,16 @@ export type WriteOptions = {
  * `checkAll` any event of a batch written before) or repeated within the batch are dropped, so
  * each is stored once; the rest go in one insert whose deduplication token makes a retry of
  * the same batch harmless.
+ *
+ * One bad event never blocks the others: when ClickHouse refuses the insert for its data, the
+ * batch is split until the refused events are found (insertIsolating); they go to the dead
+ * letters, every other event is stored. The write resolves only once both are durable; an
+ * engine failure, or dead letters that cannot be recorded, reject it so the caller retries.
  */
 export class EventWriter {
   constructor(
     private readonly clickhouse: ClickHouseClient,
+    private readonly deadLetters: DeadLetterStore,
     private readonly metrics?: Metrics,
   ) {}
 
@@ -55,7 +65,12 @@ export class EventWriter {
       stored.set(key, event);
       fresh.push(event);
     }
-    await observeInsert(this.metrics, 'events', fresh.length, () => insertEvents(this.clickhouse, fresh, token));
-    return { inserted: fresh.length, stored };
+    const refused = await insertIsolating(fresh, token, (rows, rowsToken) =>
+      observeInsert(this.metrics, 'events', rows.length, () => insertEvents(this.clickhouse, rows, rowsToken)),
+    );
+    await this.deadLetters.record(
+      refused.map(({ row, error }) => deadLetter('event', row.project_id, eventKey(row.project_id, row.event_id), row, error)),
+    );
+    return { inserted: fresh.length - refused.length, deadLettered: refused.length, stored };
   }
 }

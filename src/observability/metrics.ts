@@ -39,6 +39,12 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    deadLetters: new Counter({
+      name: 'feedback_dead_letters_total',
+      help: 'Rows ClickHouse refused for their data, isolated from their batch and kept in dead_letters, by kind (event, fact)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
   };
 }
 

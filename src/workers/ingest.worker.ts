@@ -3,11 +3,9 @@ import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import type { IngestEvent } from '../ingest/event.js';
 import type { EventWriter, WriteResult } from '../ingest/event-writer.js';
+import type { FactWriter } from '../ingest/fact-writer.js';
 import { MicroBatcher } from '../ingest/micro-batcher.js';
 import type { Logger } from '../logger.js';
-import type { ClickHouseClient } from '../olap/clickhouse.js';
-import { observeInsert, type Metrics } from '../observability/metrics.js';
-import { insertFacts } from '../olap/facts.table.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 
 /**
@@ -38,14 +36,17 @@ export type IngestWorkerOptions = {
  * after its process died) may have been written as part of some group: it is written on its own,
  * under a token derived from its id, after dropping every event ClickHouse already holds. All
  * writes of this process are serialized, so the duplicate checks of client eventIds cannot race.
+ *
+ * A row ClickHouse refuses for its data does not fail its job (nor the other jobs of its group):
+ * the writers isolate it into the dead letters and store the rest. Only an engine failure, or
+ * dead letters that cannot be recorded, fail the job, which is then retried.
  */
 export function startIngestWorker(deps: {
   connection: Redis;
   prefix: string;
-  clickhouse: ClickHouseClient;
   writer: EventWriter;
+  factWriter: FactWriter;
   logger: Logger;
-  metrics?: Metrics;
   options?: IngestWorkerOptions;
 }): Worker<IngestJobData, void, IngestJobName> {
   const { logger } = deps;
@@ -82,7 +83,7 @@ export function startIngestWorker(deps: {
       }
       if (job.name === 'facts' && 'facts' in job.data && Array.isArray(job.data.facts)) {
         const facts = job.data.facts;
-        await observeInsert(deps.metrics, 'facts', facts.length, () => insertFacts(deps.clickhouse, facts, token));
+        await deps.factWriter.write(facts, token);
         return;
       }
       // A payload no code version can write would fail forever: fail it at once, visibly.

@@ -1,7 +1,5 @@
 import type { AppContext } from '../context.js';
 import { workerRedis } from '../context.js';
-import { observeInsert } from '../observability/metrics.js';
-import { insertFacts } from '../olap/facts.table.js';
 import { enqueueDeliveries } from './deliveries.queue.js';
 import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './deliveries.worker.js';
 import { startIngestWorker } from './ingest.worker.js';
@@ -38,9 +36,8 @@ export function startWorkers(ctx: AppContext): Workers {
     ingestWorker = startIngestWorker({
       connection: workerConnection,
       prefix: ctx.config.queuePrefix,
-      clickhouse: ctx.clickhouse,
       writer: ctx.eventWriter,
-      metrics: ctx.metrics,
+      factWriter: ctx.factWriter,
       logger: ctx.logger.child({ component: 'ingest-worker' }),
       options: { concurrency: ctx.config.ingestWorkerConcurrency },
     });
@@ -48,8 +45,9 @@ export function startWorkers(ctx: AppContext): Workers {
       await queue.add('facts', { facts }, { jobId: factsJobId(batchId) });
     };
   } else {
-    deliver = (facts, batchId) =>
-      observeInsert(ctx.metrics, 'facts', facts.length, () => insertFacts(ctx.clickhouse, facts, `facts:${factsJobId(batchId)}`));
+    deliver = async (facts, batchId) => {
+      await ctx.factWriter.write(facts, `facts:${factsJobId(batchId)}`);
+    };
   }
   const relay = new OutboxRelay(ctx.sql, deliver, ctx.logger.child({ component: 'outbox-relay' }));
   relay.start();
