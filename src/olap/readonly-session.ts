@@ -37,6 +37,8 @@ function readonlySettings(limits: ReadonlyLimits): Record<string, number | strin
     max_execution_time: Math.max(0.001, limits.timeoutMs / 1000),
     max_result_rows: limits.maxResultRows,
     result_overflow_mode: 'break',
+    // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
+    output_format_json_quote_64bit_integers: 1,
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
     allow_ddl: 0,
     allow_introspection_functions: 0,
