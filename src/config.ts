@@ -148,9 +148,9 @@ export type Config = {
   };
   /**
    * Limit of one operator SQL query (POST /admin/sql), counted from its arrival, so its wait for
-   * a turn counts too. Shorter by default with embedded chDB, where it shares the process.
+   * a turn counts too. Unset: 5 s with embedded chDB, where it shares the process, 10 s with a server.
    */
-  operatorSqlTimeoutMs: number;
+  operatorSqlTimeoutMs: number | undefined;
 };
 
 /**
@@ -218,7 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
-    operatorSqlTimeoutMs: e.OPERATOR_SQL_TIMEOUT_MS ?? (e.CLICKHOUSE_URL ? 10_000 : 5_000),
+    operatorSqlTimeoutMs: e.OPERATOR_SQL_TIMEOUT_MS,
   };
 }
 

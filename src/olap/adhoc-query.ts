@@ -5,6 +5,10 @@ import { ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
 import { chdbReadonlyEngine, serverReadonlyEngine, type ParamValue, type ReadonlyEngine } from './readonly-session.js';
 
 export const ADHOC_MAX_ROWS = 10_000;
+/** Default limit of an operator query with embedded chDB, which shares the service's process. */
+export const ADHOC_EMBEDDED_TIMEOUT_MS = 5_000;
+/** Default limit of an operator query with a ClickHouse server. */
+export const ADHOC_SERVER_TIMEOUT_MS = 10_000;
 
 /** Refusal of an operator query: a 400 with this message. */
 export { ReadonlyQueryRefused as AdhocQueryRefused };
@@ -32,8 +36,8 @@ export type AdhocQueriesOptions = {
   clickhouseUrl: string | undefined;
   /** DATA_DIR, whose clickhouse/ directory embedded chDB holds. */
   dataDir: string;
-  /** A query's whole time, its wait for a turn included (OPERATOR_SQL_TIMEOUT_MS). */
-  timeoutMs: number;
+  /** A query's whole time, its wait for a turn included (OPERATOR_SQL_TIMEOUT_MS); unset: the mode's default. */
+  timeoutMs?: number | undefined;
   maxRows?: number;
 };
 
@@ -48,16 +52,17 @@ export function createAdhocQueries(options: AdhocQueriesOptions): AdhocQueries {
   const engine: ReadonlyEngine = embedded
     ? chdbReadonlyEngine(path.join(options.dataDir, 'clickhouse'))
     : serverReadonlyEngine(options.clickhouse);
+  const timeoutMs = options.timeoutMs ?? (embedded ? ADHOC_EMBEDDED_TIMEOUT_MS : ADHOC_SERVER_TIMEOUT_MS);
   const gate = new QueryGate({
     maxRunning: embedded ? 1 : 4,
     maxWaiting: embedded ? 4 : 16,
-    retryAfterSeconds: Math.max(1, Math.ceil(options.timeoutMs / 1000)),
+    retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
   });
   const maxRows = options.maxRows ?? ADHOC_MAX_ROWS;
   return {
     async run(text, params) {
       const started = performance.now();
-      const deadline = Date.now() + options.timeoutMs;
+      const deadline = Date.now() + timeoutMs;
       const release = await gate.enter(deadline);
       let idle: Promise<void> = Promise.resolve();
       try {
