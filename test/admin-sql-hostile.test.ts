@@ -230,6 +230,18 @@ describe('POST /api/v1/admin/sql refuses hostile queries and changes nothing', (
   });
 });
 
+describe('the documented examples pass the guard', () => {
+  it('every ```sql example of docs/clickhouse.md runs through POST /admin/sql', async () => {
+    const docs = await readFile(new URL('../docs/clickhouse.md', import.meta.url), 'utf8');
+    const blocks = [...docs.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const query of blocks) {
+      const r = await sql(query, { project_id: '0193c1d2-7a4b-7c3e-9f00-5b1e2d3c4a5f' });
+      expect(r.status, `${query}: ${JSON.stringify(r.body)}`).toBe(200);
+    }
+  });
+});
+
 describe('the read-only chDB session itself (the engine, without the parse-tree guard)', () => {
   const open = () =>
     chdbReadonlyEngine(path.join(dataDir, 'clickhouse')).open({ timeoutMs: 5_000, maxResultRows: 100, maxThreads: 1 }, {});
