@@ -76,6 +76,8 @@ const EnvSchema = z.object({
   DELIVERY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
   DELIVERY_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(10_000),
   DELIVERY_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
+  /** Limit of one POST /admin/sql query, its wait for a turn included; default 5 s embedded, 10 s with a server. */
+  OPERATOR_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
 });
 
 export type Config = {
@@ -144,6 +146,11 @@ export type Config = {
     /** An idle keep-alive connection is closed after this time. */
     keepAliveTimeoutMs: number;
   };
+  /**
+   * Limit of one operator SQL query (POST /admin/sql), counted from its arrival, so its wait for
+   * a turn counts too. Unset: 5 s with embedded chDB, where it shares the process, 10 s with a server.
+   */
+  operatorSqlTimeoutMs: number | undefined;
 };
 
 /**
@@ -211,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
+    operatorSqlTimeoutMs: e.OPERATOR_SQL_TIMEOUT_MS,
   };
 }
 

@@ -1,9 +1,9 @@
 import { Router } from '@koa/router';
 import { z } from 'zod';
-import { AdhocQueryRefused, runAdhocQuery } from '../olap/adhoc-query.js';
+import { AdhocQueryBusy, AdhocQueryRefused, createAdhocQueries } from '../olap/adhoc-query.js';
 import { operatorAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { badRequest } from './errors.js';
+import { AppError, badRequest } from './errors.js';
 import type { AppState } from './state.js';
 import { bodySchema, parseBody } from './validation.js';
 
@@ -19,16 +19,26 @@ export type AdhocSqlBody = z.infer<typeof AdhocSqlBody>;
 
 /**
  * POST /admin/sql (operator token): one read-only ClickHouse query, answered as JSON. This is how
- * SQL reaches embedded ClickHouse, whose data directory the running service holds.
+ * SQL reaches embedded ClickHouse, whose data directory the running service holds. What is
+ * refused and how: docs/sql-safety.md. 429 with Retry-After when too many operator queries wait.
  */
-export function sqlRouter({ clickhouse, operatorToken }: ApiDeps): Router<AppState> {
+export function sqlRouter({ clickhouse, config, operatorToken }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
+  const queries = createAdhocQueries({
+    clickhouse,
+    clickhouseUrl: config.clickhouseUrl,
+    dataDir: config.dataDir,
+    timeoutMs: config.operatorSqlTimeoutMs,
+  });
   router.post('/admin/sql', operatorAuth(operatorToken), async (ctx) => {
     const body = parseBody(AdhocSqlBody, ctx.request.body);
     try {
-      ctx.body = await runAdhocQuery(clickhouse, body.query, body.params);
+      ctx.body = await queries.run(body.query, body.params);
     } catch (error) {
       if (error instanceof AdhocQueryRefused) throw badRequest(`query: ${error.message}`);
+      if (error instanceof AdhocQueryBusy) {
+        throw new AppError(429, `query: ${error.message}`, { 'Retry-After': String(error.retryAfterSeconds) });
+      }
       throw error;
     }
   });

@@ -1,11 +1,19 @@
+import path from 'node:path';
 import type { ClickHouseClient } from './clickhouse.js';
+import { QueryGate, QueryGateBusy } from './query-gate.js';
+import { ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
+import { chdbReadonlyEngine, serverReadonlyEngine, type ParamValue, type ReadonlyEngine } from './readonly-session.js';
 
 export const ADHOC_MAX_ROWS = 10_000;
-export const ADHOC_MAX_SECONDS = 10;
+/** Default limit of an operator query with embedded chDB, which shares the service's process. */
+export const ADHOC_EMBEDDED_TIMEOUT_MS = 5_000;
+/** Default limit of an operator query with a ClickHouse server. */
+export const ADHOC_SERVER_TIMEOUT_MS = 10_000;
 
-export class AdhocQueryRefused extends Error {
-  override name = 'AdhocQueryRefused';
-}
+/** Refusal of an operator query: a 400 with this message. */
+export { ReadonlyQueryRefused as AdhocQueryRefused };
+/** No turn for an operator query: a 429 with Retry-After. */
+export { QueryGateBusy as AdhocQueryBusy };
 
 export type AdhocResult = {
   columns: { name: string; type: string }[];
@@ -16,57 +24,69 @@ export type AdhocResult = {
   elapsed_ms: number;
 };
 
-/**
- * Runs one read-only query of an operator. The text is only ever placed inside a subquery, so
- * a second statement (`; DROP …`) is a syntax error, not a statement. The query runs with
- * query-level `readonly = 1` and time and row limits. Its own SETTINGS clauses are refused:
- * measured in chDB, a subquery's `SETTINGS readonly = 0` lifts the outer readonly, so a query
- * that changes any setting is rejected by inspecting ClickHouse's own parse tree first.
- */
-export async function runAdhocQuery(
-  client: ClickHouseClient,
-  text: string,
-  params: Record<string, unknown>,
-  maxRows = ADHOC_MAX_ROWS,
-): Promise<AdhocResult> {
-  const wrapped = `SELECT * FROM (\n${text}\n)`;
-  let ast: string;
-  try {
-    const explained = await client.query({ query: `EXPLAIN AST ${wrapped}`, format: 'TabSeparatedRaw', query_params: params });
-    ast = await explained.text();
-  } catch (error) {
-    throw new AdhocQueryRefused(`not a single valid SELECT: ${firstLine(error)}`);
-  }
-  const nodes = ast.split('\n').map((line) => line.replace(/^"|"$/g, '').trim());
-  if (nodes.some((node) => node === 'Set' || node.startsWith('Set '))) {
-    throw new AdhocQueryRefused('queries may not change settings (SETTINGS clauses are refused)');
-  }
-  const started = performance.now();
-  let result;
-  try {
-    result = await client.query({
-      query: `${wrapped}
-        LIMIT ${maxRows + 1}
-        SETTINGS readonly = 1, max_execution_time = ${ADHOC_MAX_SECONDS}, max_result_rows = ${maxRows + 1},
-                 result_overflow_mode = 'break'`,
-      format: 'JSON',
-      query_params: params,
-    });
-  } catch (error) {
-    throw new AdhocQueryRefused(firstLine(error));
-  }
-  const body = await result.json<Record<string, unknown>>();
-  const rows = body.data;
-  return {
-    columns: body.meta ?? [],
-    rows: rows.slice(0, maxRows),
-    row_count: Math.min(rows.length, maxRows),
-    truncated: rows.length > maxRows,
-    elapsed_ms: Math.round(performance.now() - started),
-  };
-}
+export type AdhocQueries = {
+  /** Runs one read-only query of an operator (docs/sql-safety.md). */
+  run(text: string, params: Record<string, ParamValue>): Promise<AdhocResult>;
+};
 
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return (message.split('\n')[0] ?? message).slice(0, 500);
+export type AdhocQueriesOptions = {
+  /** The service's client; used as is with a ClickHouse server. */
+  clickhouse: ClickHouseClient;
+  /** CLICKHOUSE_URL: unset means embedded chDB in this process. */
+  clickhouseUrl: string | undefined;
+  /** DATA_DIR, whose clickhouse/ directory embedded chDB holds. */
+  dataDir: string;
+  /** A query's whole time, its wait for a turn included (OPERATOR_SQL_TIMEOUT_MS); unset: the mode's default. */
+  timeoutMs?: number | undefined;
+  maxRows?: number;
+};
+
+/**
+ * Operator SQL (POST /admin/sql). With embedded chDB the engine shares this process with the
+ * service's interactive work, so operator queries run on sessions of their own, one at a time
+ * (a few wait their turn, more are refused), on one thread each, and stay out of chdb's
+ * process-wide parameter chain (readonly-session.ts). With a server they run side by side.
+ */
+export function createAdhocQueries(options: AdhocQueriesOptions): AdhocQueries {
+  const embedded = !options.clickhouseUrl;
+  const engine: ReadonlyEngine = embedded
+    ? chdbReadonlyEngine(path.join(options.dataDir, 'clickhouse'))
+    : serverReadonlyEngine(options.clickhouse);
+  const timeoutMs = options.timeoutMs ?? (embedded ? ADHOC_EMBEDDED_TIMEOUT_MS : ADHOC_SERVER_TIMEOUT_MS);
+  const gate = new QueryGate({
+    maxRunning: embedded ? 1 : 4,
+    maxWaiting: embedded ? 4 : 16,
+    retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
+  });
+  const maxRows = options.maxRows ?? ADHOC_MAX_ROWS;
+  return {
+    async run(text, params) {
+      const started = performance.now();
+      const deadline = Date.now() + timeoutMs;
+      const release = await gate.enter(deadline);
+      let idle: Promise<void> = Promise.resolve();
+      try {
+        const remainingMs = deadline - Date.now();
+        if (remainingMs < 50) throw new QueryGateBusy('the time limit ran out while earlier operator queries ran; retry later', 1);
+        const result = await runReadonlyQuery(
+          engine,
+          text,
+          params,
+          // One thread in embedded mode: metrics and ingestion keep the other cores.
+          { timeoutMs: remainingMs, maxRows, maxThreads: embedded ? 1 : 0 },
+          { onEngineIdle: (settled) => (idle = settled) },
+        );
+        return {
+          columns: result.columns,
+          rows: result.rows,
+          row_count: result.rows.length,
+          truncated: result.truncated,
+          elapsed_ms: Math.round(performance.now() - started),
+        };
+      } finally {
+        // The turn ends when the engine is done, even if the caller was answered at the deadline.
+        void idle.then(release, release);
+      }
+    },
+  };
 }

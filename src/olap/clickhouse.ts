@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type * as ChdbConnectionModule from 'chdb/connection';
+import { isolateChdbResults } from './chdb-result-isolation.js';
 
 export type { ClickHouseClient };
 
@@ -76,8 +77,9 @@ export function createClickHouse(options: ClickHouseOptions): ClickHouseClient {
   mkdirSync(dir, { recursive: true });
   return createClient({
     // chdb implements @clickhouse/client-common's Connection contract; the cast only bridges the
-    // two copies of client-common's type declarations that npm may install.
-    connection: createChdbConnection({ path: dir }) as unknown as ChdbAsClientConnection,
+    // two copies of client-common's type declarations that npm may install. A failed query's
+    // partial output must never reach the next result on the connection (chdb-result-isolation.ts).
+    connection: isolateChdbResults(createChdbConnection({ path: dir })) as unknown as ChdbAsClientConnection,
     clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }

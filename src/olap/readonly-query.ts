@@ -1,0 +1,140 @@
+import { judgeAst, KNOWN_TABLE_FUNCTIONS } from './readonly-ast-guard.js';
+import type { ParamValue, ReadonlyEngine, ReadonlyLimits, ReadonlySession } from './readonly-session.js';
+
+/** A query refused, or failed in the engine: its message is safe to show to the caller. */
+export class ReadonlyQueryRefused extends Error {
+  override name = 'ReadonlyQueryRefused';
+}
+
+export type ReadonlyQueryLimits = Omit<ReadonlyLimits, 'maxResultRows'> & {
+  /** Rows returned at most; one more is read to tell whether the result was cut. */
+  maxRows: number;
+  /** Time past the engine's limit after which the caller is answered anyway. */
+  graceMs?: number;
+};
+
+export type ReadonlyQueryResult = {
+  columns: { name: string; type: string }[];
+  rows: Record<string, unknown>[];
+  /** true when the result had more rows than maxRows and was cut. */
+  truncated: boolean;
+};
+
+export type ReadonlyQueryOptions = {
+  /** Receives a promise that settles once the engine has finished every statement of this query. */
+  onEngineIdle?: (idle: Promise<void>) => void;
+};
+
+const TEXT_PARAM = 'readonly_query_text';
+
+/**
+ * Runs one read-only SELECT given as text (an operator's, later a tenant's) with its
+ * `{name:Type}` parameter values, inside the given limits; throws ReadonlyQueryRefused for a
+ * query that is not exactly one harmless SELECT, or that fails. The guarantees, and which
+ * mechanism gives each on chDB and on a server, are in docs/sql-safety.md:
+ * 1. every statement runs on a read-only session (engine-enforced readonly = 1, no DDL, limits);
+ * 2. the text reaches the engine only as a parameter value of ClickHouse's own single-statement
+ *    formatter, `formatQuerySingleLine`, which refuses a second statement; only its output, one
+ *    statement, is ever executed, wrapped as a subquery of `SELECT * … LIMIT`;
+ * 3. that statement's parse tree (EXPLAIN AST) must be a plain SELECT without SETTINGS, with no
+ *    table function or function that reaches files, the network, processes or dictionaries.
+ */
+export async function runReadonlyQuery(
+  engine: ReadonlyEngine,
+  text: string,
+  params: Record<string, ParamValue>,
+  limits: ReadonlyQueryLimits,
+  options: ReadonlyQueryOptions = {},
+): Promise<ReadonlyQueryResult> {
+  const session = await engine.open({ ...limits, maxResultRows: limits.maxRows + 1 }, params);
+  try {
+    return await withDeadline(checkedRun(engine, session, text, limits), limits.timeoutMs + (limits.graceMs ?? 1_000));
+  } finally {
+    session.close();
+    options.onEngineIdle?.(session.idle());
+  }
+}
+
+async function checkedRun(
+  engine: ReadonlyEngine,
+  session: ReadonlySession,
+  text: string,
+  limits: ReadonlyQueryLimits,
+): Promise<ReadonlyQueryResult> {
+  const single = await singleStatement(session, text);
+  const statement = await singleStatement(session, `SELECT * FROM (${single}) LIMIT ${limits.maxRows + 1}`);
+  // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
+  if ((await singleStatement(session, statement)) !== statement) throw new ReadonlyQueryRefused('the query does not format to one statement');
+  const ast = await engineStep(() => session.run(`EXPLAIN AST ${statement}`, 'JSONEachRow'));
+  const verdict = judgeAst(jsonLines<{ explain: string }>(ast).map((row) => row.explain), await tableFunctionsOf(engine, session));
+  if (!verdict.ok) throw new ReadonlyQueryRefused(verdict.reason);
+  const body = JSON.parse(await engineStep(() => session.run(statement, 'JSON'))) as {
+    meta?: { name: string; type: string }[];
+    data: Record<string, unknown>[];
+  };
+  return {
+    columns: body.meta ?? [],
+    rows: body.data.slice(0, limits.maxRows),
+    truncated: body.data.length > limits.maxRows,
+  };
+}
+
+/** ClickHouse's own parse of `text` as one statement, printed back; a second statement is an error. */
+async function singleStatement(session: ReadonlySession, text: string): Promise<string> {
+  const out = await engineStep(
+    () => session.run(`SELECT formatQuerySingleLine({${TEXT_PARAM}:String}) AS q`, 'JSONEachRow', { [TEXT_PARAM]: text }),
+    'not a single valid SELECT: ',
+  );
+  const [row] = jsonLines<{ q: string }>(out);
+  if (!row) throw new ReadonlyQueryRefused('not a single valid SELECT');
+  return row.q;
+}
+
+/** The engine's table functions (lower case), asked once per engine. */
+const tableFunctionLists = new WeakMap<ReadonlyEngine, Promise<ReadonlySet<string>>>();
+function tableFunctionsOf(engine: ReadonlyEngine, session: ReadonlySession): Promise<ReadonlySet<string>> {
+  let list = tableFunctionLists.get(engine);
+  if (!list) {
+    list = session
+      .run('SELECT lower(name) AS name FROM system.table_functions', 'JSONEachRow')
+      .then((out) => new Set([...KNOWN_TABLE_FUNCTIONS, ...jsonLines<{ name: string }>(out).map((row) => row.name)]));
+    tableFunctionLists.set(engine, list);
+    list.catch(() => tableFunctionLists.delete(engine));
+  }
+  return list;
+}
+
+/** An engine error becomes a refusal with ClickHouse's first line (no stack, no server internals). */
+async function engineStep<T>(step: () => Promise<T>, prefix = ''): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof ReadonlyQueryRefused) throw error;
+    throw new ReadonlyQueryRefused(prefix + firstLine(error));
+  }
+}
+
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ReadonlyQueryRefused(`timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
+  }
+}
+
+function jsonLines<T>(text: string): T[] {
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as T);
+}
+
+function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return (message.split('\n')[0] ?? message).slice(0, 500);
+}
