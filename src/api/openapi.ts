@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import type { MetricsErrorCode } from '../metrics/errors.js';
 import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from '../metrics/measures.js';
-import { MAX_BUCKETS } from '../metrics/window.js';
+import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from '../metrics/window.js';
 import { PLAN_LIMITS } from '../plans.js';
 import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, TrackEventBody } from './events.schema.js';
 import {
@@ -277,8 +277,8 @@ const dateParam = (which: 'first' | 'last') =>
   describe(
     z.iso.date().optional(),
     which === 'first'
-      ? 'First day, `YYYY-MM-DD`, UTC, inclusive. Default: 29 days before `date_to`. A window longer than the plan allows is narrowed to its most recent days (`retention_clamped`).'
-      : 'Last day, `YYYY-MM-DD`, UTC, inclusive. Default: today.',
+      ? `First day, \`YYYY-MM-DD\`, UTC, inclusive. Default: 29 days before \`date_to\`. A window longer than the plan allows is narrowed to its most recent days (\`retention_clamped\`). The applied window must lie within ${EARLIEST_DAY} to ${LATEST_DAY} (400 \`METRICS_INVALID_DATE\` otherwise); an earlier date_from that the narrowing moves into range is fine.`
+      : `Last day, \`YYYY-MM-DD\`, UTC, inclusive, ${EARLIEST_DAY} to ${LATEST_DAY} (400 \`METRICS_INVALID_DATE\` otherwise). Default: today.`,
   );
 
 const eventParam = describe(
