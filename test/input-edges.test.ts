@@ -1,5 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/api/app.js';
@@ -145,3 +145,51 @@ describe('concurrent merges in triangles (a→b, b→c, c→a)', () => {
     }
   }, 120_000);
 });
+
+describe('requests Node refuses before the app sees them get the SPEC 7.1 body', () => {
+  let http: Server;
+  let base = '';
+  let project: TestProject;
+  beforeAll(async () => {
+    project = await createProject(server);
+    http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken }), server.ctx.config.http);
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    http.closeAllConnections();
+    await new Promise((resolve) => http.close(resolve));
+  });
+
+  it('a URL over 16 KiB: 431 with { error: true, reason }', async () => {
+    const response = await requestTo(base, 'GET', `/api/v1/feedbacks?sort=${'x'.repeat(17 * 1024)}`, { apiKey: project.apiKey });
+    expect(response.status).toBe(431);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(response.headers.get('x-request-id')).toEqual(expect.any(String));
+    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(/too large: at most 16 KiB/) });
+    // The server still answers on a new connection.
+    expect((await requestTo(base, 'GET', '/api/v1/feedbacks', { apiKey: project.apiKey })).status).toBe(200);
+  });
+
+  it('headers over 16 KiB: 431 too; malformed HTTP: 400, each with the JSON body', async () => {
+    const headers = await rawExchange(base, `GET /api/v1/feedbacks HTTP/1.1\r\nHost: x\r\nX-Big: ${'y'.repeat(20_000)}\r\n\r\n`);
+    expect(headers).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(JSON.parse(headers.slice(headers.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: true });
+    const malformed = await rawExchange(base, 'GET /api/v1/feedbacks HTTP/1.1\r\nHost x\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4))).toEqual({ error: true, reason: 'malformed HTTP request' });
+  });
+});
+
+/** Sends raw bytes on a new connection; resolves with everything received until the server closes it. */
+function rawExchange(base: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    socket.write(bytes);
+  });
+}

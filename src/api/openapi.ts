@@ -94,7 +94,9 @@ const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``)
 
 const defaultError = error(
   'Any other failure, in the server-wide error body: 405 with `Allow` for a method this path does not have, 413 for ' +
-    'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down.',
+    'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down. ' +
+    'Refused before routing, with the connection closed: 431 when the request line (a long URL counts) and headers ' +
+    'exceed 16 KiB, 408 when the headers or body arrive too slowly, 400 for malformed HTTP.',
 );
 
 /**
