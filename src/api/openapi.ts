@@ -177,7 +177,7 @@ const FeedbackListQuery = ListFeedbacksQuery.extend({
   category: describe(shape.category, 'Only items of this category.'),
   includeMerged: describe(
     shape.includeMerged,
-    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out.',
+    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
   ),
   sort: describe(
     shape.sort,
@@ -288,9 +288,16 @@ const eventParam = describe(
   `Restrict the event measures (the feed) to one event name. Below Pro, a name other than ${PREDEFINED_EVENTS.map((e) => `\`${e}\``).join(', ')} is a 402.`,
 );
 
-/** `measures=a,b`: an array in OpenAPI's form style, unexploded. */
+/**
+ * `measures=a&measures=b`: an array in OpenAPI's form style, exploded, as generated clients send
+ * arrays by default; the unexploded comma list `measures=a,b` is accepted as well (readQuery).
+ */
 const measuresParam = (names: readonly string[], description: string) =>
-  describe(z.array(z.enum(names as [string, ...string[]])).optional(), description, { style: 'form', explode: false });
+  describe(
+    z.array(z.enum(names as [string, ...string[]])).optional(),
+    `${description} Repeated (\`measures=a&measures=b\`, form style exploded) or as one comma-separated list (\`measures=a,b\`, unexploded); both forms may be mixed.`,
+    { style: 'form', explode: true },
+  );
 
 const limitParam = (fallback: number, what: string) =>
   describe(z.number().int().min(1).max(1000).optional().meta({ default: fallback }), `At most this many ${what}, 1 to 1000.`);
@@ -302,10 +309,10 @@ function metricsQueries(surface: 'key' | 'admin') {
     (surface === 'key' ? '; an SDK-user or revenue measure is a 403 `METRICS_MEASURE_REQUIRES_ADMIN_TOKEN` on this surface.' : '.');
   const common = { date_from: dateParam('first'), date_to: dateParam('last'), event: eventParam };
   return {
-    summary: z.object({ ...common, measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`) }),
+    summary: z.object({ ...common, measures: measuresParam(names, `A subset of the measures; default: all of them.${refusals}`) }),
     timeseries: z.object({
       ...common,
-      measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`),
+      measures: measuresParam(names, `A subset of the measures; default: all of them.${refusals}`),
       interval: describe(
         z.enum(INTERVALS).optional().meta({ default: 'day' }),
         `Bucket size (weeks start on Monday, UTC); every bucket is present, zero-filled. More than ${MAX_BUCKETS} buckets is a 400.`,
@@ -315,7 +322,7 @@ function metricsQueries(surface: 'key' | 'admin') {
       ...common,
       measures: measuresParam(
         names,
-        `Comma-separated subset of the measures; default: all of those the dimension can split. One it cannot split is a 400 \`METRICS_MEASURE_NOT_SPLITTABLE\`.${refusals}`,
+        `A subset of the measures; default: all of those the dimension can split. One it cannot split is a 400 \`METRICS_MEASURE_NOT_SPLITTABLE\`.${refusals}`,
       ),
       // The service's own check: src/metrics/service.ts breakdown() and PROPERTY_KEY.
       dimension: describe(
@@ -1211,8 +1218,11 @@ read metrics.
 
 **Field names.** Response bodies use snake_case, exactly as the schemas below. Request bodies
 accept camelCase or snake_case: the schemas give the camelCase spelling, and \`user_id\` is read as
-\`userId\` (when both are sent, the camelCase one wins). Query parameters are read verbatim, with
-no casing conversion (\`includeMerged\`, \`date_from\`).
+\`userId\` (when both are sent, the camelCase one wins). Query parameters are read as documented
+(\`includeMerged\`, \`date_from\`), and their other casing is accepted as an alias (\`include_merged\`,
+\`dateFrom\`), for SDKs that rename parameters; both spellings with different values are a 400
+naming the parameter (\`METRICS_INVALID_PARAMETER\` on metrics), with equal values one parameter.
+A parameter may be given once; an array parameter (\`measures\`) repeated or as a comma list.
 
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
 admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`), the operator token as
