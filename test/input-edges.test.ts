@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import type { Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/api/app.js';
 import { createHttpServer } from '../src/api/http-server.js';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
@@ -167,8 +167,27 @@ describe('requests Node refuses before the app sees them get the SPEC 7.1 body',
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('x-request-id')).toEqual(expect.any(String));
     expect(response.body).toEqual({ error: true, reason: expect.stringMatching(/too large: at most 16 KiB/) });
+    // Far longer: the client is still sending when the answer leaves; it must not be reset away.
+    const longer = await requestTo(base, 'GET', `/api/v1/feedbacks?sort=${'%F0%9F%98%80'.repeat(20_000)}`, { apiKey: project.apiKey });
+    expect(longer.status).toBe(431);
+    expect(longer.body).toMatchObject({ error: true });
     // The server still answers on a new connection.
     expect((await requestTo(base, 'GET', '/api/v1/feedbacks', { apiKey: project.apiKey })).status).toBe(200);
+  });
+
+  it('an oversized request on a keep-alive connection that already served one: 431 with the body too', async () => {
+    const { hostname, port } = new URL(base);
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    await vi.waitFor(() => expect(received).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\n\r\n\{.*\}$/), { timeout: 5_000 });
+    received = '';
+    socket.write(`GET /api/v1/feedbacks?sort=${'x'.repeat(40_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: true });
   });
 
   it('headers over 16 KiB: 431 too; malformed HTTP: 400, each with the JSON body', async () => {

@@ -31,7 +31,8 @@ export function createHttpServer(app: Koa<AppState>, timeouts: Config['http']): 
   return server;
 }
 
-const CLIENT_ERROR_LINGER_MS = 5_000;
+/** How long an answered client error's connection is drained before it is closed regardless. */
+const CLIENT_ERROR_LINGER_MS = 2_000;
 
 /** The refusal of a request Node's parser or timers stopped, by Node's error code. */
 function refusalOf(code: string | undefined): { status: number; reason: string } {
@@ -65,20 +66,32 @@ export function clientErrorResponse(code: string | undefined): string {
 /**
  * Replaces Node's own answer to a client error (an empty 400, 408 or 431) with one carrying the
  * SPEC body. Like Node, it writes only when the connection is still writable and no response of
- * a request in flight has started on it (its bytes would corrupt that response), and then closes
- * the connection: the parser's state is lost.
+ * a request in flight has started on it (its bytes would corrupt that response). The connection
+ * is then closed gently: FIN after the answer, while what the client still sends (the rest of a
+ * long URL) is read and discarded, until it closes or CLIENT_ERROR_LINGER_MS pass. Closing at
+ * once with unread bytes would make the kernel reset the connection, and a client still sending
+ * would lose the answer.
  */
 function answerClientErrors(server: Server): void {
   const inFlight = new WeakMap<Duplex, ServerResponse>();
-  server.on('request', (request, response: ServerResponse) => inFlight.set(request.socket, response));
+  const answered = new WeakSet<Duplex>();
+  server.on('request', (request, response: ServerResponse) => {
+    inFlight.set(request.socket, response);
+    // A keep-alive connection's earlier, finished response is not in flight any more.
+    response.once('finish', () => inFlight.get(request.socket) === response && inFlight.delete(request.socket));
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // The parser reports every later chunk of an answered connection again: it is being drained.
+    if (answered.has(socket)) return;
     const response = inFlight.get(socket);
-    if (error.code !== 'ECONNRESET' && socket.writable && !response?.headersSent) {
-      socket.end(clientErrorResponse(error.code), () => socket.destroy());
-      // A peer that never reads must not keep the socket: the answer gets a few seconds.
-      setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
-    } else {
+    if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
       socket.destroy();
+      return;
     }
+    answered.add(socket);
+    socket.end(clientErrorResponse(error.code));
+    // The client's FIN comes after it got ours, hence after the answer: nothing is left to send.
+    socket.once('end', () => socket.destroy());
+    setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
   });
 }
