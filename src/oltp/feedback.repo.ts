@@ -247,8 +247,8 @@ class MergeSetChanged extends Error {}
 
 /**
  * Locks every feedback row a merge writes, in one statement and in id order: the source, the
- * target, and the items merged into the source (they are re-pointed at the target). Every merge
- * takes its locks so, hence concurrent merges wait for each other instead of deadlocking, e.g.
+ * target, and the items merged into the source (they are re-pointed at the target). As every merge
+ * takes its locks this way, concurrent merges wait for each other instead of deadlocking, e.g.
  * a→b, b→c and c→a at once: locking only source and target, b→c would hold b and c and then wait
  * for a (merged into b meanwhile) while c→a held a and waited for c.
  *
