@@ -73,13 +73,23 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   // `List-Unsubscribe=One-Click`, form-encoded or multipart) and the route reads none of it, so
   // no body is parsed there: a mislabelled one must not turn an unsubscribe into a 400.
   const unsubscribePath = `${API_PREFIX}/unsubscribe/`;
+  // Deferred: the route's auth middleware (auth.ts) reads the body once the credential is
+  // accepted, so a request with a missing or wrong key gets its 401 without its body being read
+  // or parsed (Node discards the unread rest after the answer). Every route with a body has auth.
+  // Strings no store can hold (lone surrogates, NUL) are refused on every route: in the query
+  // here, in the body as soon as it is read.
+  const metricsRoute = new RegExp(`^${API_PREFIX}/(projects/[^/]+/)?metrics/`);
+  const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
     if (ctx.path.startsWith(unsubscribePath)) return next();
-    return ctx.path === `${API_PREFIX}/events/batch` ? batchBody(ctx, next) : defaultBody(ctx, next);
+    const parser = ctx.path === `${API_PREFIX}/events/batch` ? batchBody : defaultBody;
+    ctx.state.readBody = async () => {
+      await parser(ctx, async () => {});
+      storable.checkBody(ctx);
+    };
+    return next();
   });
-  // Strings no store can hold (lone surrogates, NUL) are refused here, for every route.
-  const metricsRoute = new RegExp(`^${API_PREFIX}/(projects/[^/]+/)?metrics/`);
-  app.use(storableInput((path) => metricsRoute.test(path)));
+  app.use(storable.checkQuery);
   app.use(health.routes());
   app.use(openapi.routes());
   app.use(api.routes());

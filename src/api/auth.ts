@@ -12,6 +12,16 @@ import type { AppContext, AppState } from './state.js';
 import { isUuid } from './validation.js';
 
 /**
+ * Reads the request body (app.ts defers it to here): only once the caller is authenticated, its
+ * budget charged and its project or account allowed, so no refused request has its body read.
+ */
+async function readBody(ctx: AppContext): Promise<void> {
+  const read = ctx.state.readBody;
+  ctx.state.readBody = undefined;
+  await read?.();
+}
+
+/**
  * X-API-Key authentication (SPEC 5): 401 without a valid key, 403 for a suspended project.
  * Keys are compared by their sha256, so the lookup is one unique-index probe, remembered in
  * process (projects.cache.ts). The request is charged to the project's `budget` (ingestion
@@ -27,6 +37,7 @@ export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Bud
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
     ctx.state.project = project;
+    await readBody(ctx);
     await next();
   };
 }
@@ -54,6 +65,7 @@ export function adminAuth(sql: Sql): Middleware<AppState> {
     await ctx.state.rateLimit?.({ kind: 'account', id: account.id }, 'api');
     ctx.state.account = account;
     ctx.state.memberId = memberId;
+    await readBody(ctx);
     await next();
   };
 }
@@ -66,6 +78,7 @@ export function operatorAuth(operatorToken: string): Middleware<AppState> {
     if (!token) throw unauthorized('missing operator bearer token (Authorization: Bearer <token>)');
     if (!timingSafeEqual(hashSecret(token), expected)) throw unauthorized('invalid operator token');
     await ctx.state.rateLimit?.({ kind: 'operator' }, 'api');
+    await readBody(ctx);
     await next();
   };
 }

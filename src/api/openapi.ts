@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import type { MetricsErrorCode } from '../metrics/errors.js';
 import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from '../metrics/measures.js';
-import { MAX_BUCKETS } from '../metrics/window.js';
+import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from '../metrics/window.js';
 import { PLAN_LIMITS } from '../plans.js';
 import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, TrackEventBody } from './events.schema.js';
 import {
@@ -97,7 +97,9 @@ const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``)
 const defaultError = error(
   'Any other failure, in the server-wide error body: 400 on every route for a query or body string a store cannot hold ' +
     '(a lone UTF-16 surrogate or NUL, keys included; the reason names the field), 405 with `Allow` for a method this path does not have, 413 for ' +
-    'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down.',
+    'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down. ' +
+    'Refused before routing, with the connection closed: 431 when the request line (a long URL counts) and headers ' +
+    'exceed 16 KiB, 408 when the headers or body arrive too slowly, 400 for malformed HTTP.',
 );
 
 /**
@@ -178,7 +180,7 @@ const FeedbackListQuery = ListFeedbacksQuery.extend({
   category: describe(shape.category, 'Only items of this category.'),
   includeMerged: describe(
     shape.includeMerged,
-    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out.',
+    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
   ),
   sort: describe(
     shape.sort,
@@ -280,8 +282,8 @@ const dateParam = (which: 'first' | 'last') =>
   describe(
     z.iso.date().optional(),
     which === 'first'
-      ? 'First day, `YYYY-MM-DD`, UTC, inclusive. Default: 29 days before `date_to`. A window longer than the plan allows is narrowed to its most recent days (`retention_clamped`).'
-      : 'Last day, `YYYY-MM-DD`, UTC, inclusive. Default: today.',
+      ? `First day, \`YYYY-MM-DD\`, UTC, inclusive. Default: 29 days before \`date_to\`. A window longer than the plan allows is narrowed to its most recent days (\`retention_clamped\`). The applied window must lie within ${EARLIEST_DAY} to ${LATEST_DAY} (400 \`METRICS_INVALID_DATE\` otherwise); an earlier date_from that the narrowing moves into range is fine.`
+      : `Last day, \`YYYY-MM-DD\`, UTC, inclusive, ${EARLIEST_DAY} to ${LATEST_DAY} (400 \`METRICS_INVALID_DATE\` otherwise). Default: today.`,
   );
 
 const eventParam = describe(
@@ -289,9 +291,16 @@ const eventParam = describe(
   `Restrict the event measures (the feed) to one event name. Below Pro, a name other than ${PREDEFINED_EVENTS.map((e) => `\`${e}\``).join(', ')} is a 402.`,
 );
 
-/** `measures=a,b`: an array in OpenAPI's form style, unexploded. */
+/**
+ * `measures=a&measures=b`: an array in OpenAPI's form style, exploded, as generated clients send
+ * arrays by default; the unexploded comma list `measures=a,b` is accepted as well (readQuery).
+ */
 const measuresParam = (names: readonly string[], description: string) =>
-  describe(z.array(z.enum(names as [string, ...string[]])).optional(), description, { style: 'form', explode: false });
+  describe(
+    z.array(z.enum(names as [string, ...string[]])).optional(),
+    `${description} Repeated (\`measures=a&measures=b\`, form style exploded) or as one comma-separated list (\`measures=a,b\`, unexploded); both forms may be mixed.`,
+    { style: 'form', explode: true },
+  );
 
 const limitParam = (fallback: number, what: string) =>
   describe(z.number().int().min(1).max(1000).optional().meta({ default: fallback }), `At most this many ${what}, 1 to 1000.`);
@@ -303,10 +312,10 @@ function metricsQueries(surface: 'key' | 'admin') {
     (surface === 'key' ? '; an SDK-user or revenue measure is a 403 `METRICS_MEASURE_REQUIRES_ADMIN_TOKEN` on this surface.' : '.');
   const common = { date_from: dateParam('first'), date_to: dateParam('last'), event: eventParam };
   return {
-    summary: z.object({ ...common, measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`) }),
+    summary: z.object({ ...common, measures: measuresParam(names, `A subset of the measures; default: all of them.${refusals}`) }),
     timeseries: z.object({
       ...common,
-      measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`),
+      measures: measuresParam(names, `A subset of the measures; default: all of them.${refusals}`),
       interval: describe(
         z.enum(INTERVALS).optional().meta({ default: 'day' }),
         `Bucket size (weeks start on Monday, UTC); every bucket is present, zero-filled. More than ${MAX_BUCKETS} buckets is a 400.`,
@@ -316,7 +325,7 @@ function metricsQueries(surface: 'key' | 'admin') {
       ...common,
       measures: measuresParam(
         names,
-        `Comma-separated subset of the measures; default: all of those the dimension can split. One it cannot split is a 400 \`METRICS_MEASURE_NOT_SPLITTABLE\`.${refusals}`,
+        `A subset of the measures; default: all of those the dimension can split. One it cannot split is a 400 \`METRICS_MEASURE_NOT_SPLITTABLE\`.${refusals}`,
       ),
       // The service's own check: src/metrics/service.ts breakdown() and PROPERTY_KEY.
       dimension: describe(
@@ -1239,8 +1248,11 @@ read metrics.
 
 **Field names.** Response bodies use snake_case, exactly as the schemas below. Request bodies
 accept camelCase or snake_case: the schemas give the camelCase spelling, and \`user_id\` is read as
-\`userId\` (when both are sent, the camelCase one wins). Query parameters are read verbatim, with
-no casing conversion (\`includeMerged\`, \`date_from\`).
+\`userId\` (when both are sent, the camelCase one wins). Query parameters are read as documented
+(\`includeMerged\`, \`date_from\`), and their other casing is accepted as an alias (\`include_merged\`,
+\`dateFrom\`), for SDKs that rename parameters; both spellings with different values are a 400
+naming the parameter (\`METRICS_INVALID_PARAMETER\` on metrics), with equal values one parameter.
+A parameter may be given once; an array parameter (\`measures\`) repeated or as a comma list.
 
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
 admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`), the operator token as

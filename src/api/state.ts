@@ -17,6 +17,12 @@ export type AppState = {
    * budget through it as soon as they know who is calling.
    */
   rateLimit?: ChargeRateLimit;
+  /**
+   * Set by app.ts: reads and parses the request body into `ctx.request.body`. The auth
+   * middlewares call it once the credential is accepted, so a client without one cannot make the
+   * service read a body (up to 5 MiB).
+   */
+  readBody?: () => Promise<void>;
 };
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -53,13 +53,59 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infe
   return result.data;
 }
 
-/** Validates query parameters, read verbatim (no casing conversion, SPEC 1 rule 3). */
-export function parseQuery<T extends z.ZodType>(schema: T, query: Record<string, string | string[] | undefined>): z.infer<T> {
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) throw badRequest(`${name}: must be given at most once`);
+const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** A query string as Koa parses it: a repeated parameter is an array. */
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+/** How a route refuses a query: its own error body, naming the parameter. */
+export type QueryRefusal = (name: string, problem: string) => Error;
+
+/**
+ * The query parameters of a request under their documented names. SPEC 1 rule 3 reads query
+ * parameters verbatim, and the documented spelling always works exactly so; clients whose SDKs
+ * rename parameters (`include_merged` for `includeMerged`, `dateFrom` for `date_from`) are served
+ * too: the other casing of a documented name is an alias. Both spellings with different values is
+ * a refusal naming the parameter, never a guess; with equal values it is one parameter.
+ *
+ * A parameter is given at most once, except the `lists`: their repeated form
+ * (`measures=a&measures=b`, OpenAPI form style exploded, as generated clients send arrays) and
+ * their comma list (`measures=a,b`, unexploded) are the same, and are returned as a comma list.
+ * Parameters the route does not know are ignored, as before.
+ */
+export function readQuery(
+  query: RawQuery,
+  names: readonly string[],
+  refuse: QueryRefusal,
+  options: { lists?: readonly string[] } = {},
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const name of names) {
+    const isList = options.lists?.includes(name) ?? false;
+    let chosen: { spelling: string; value: string } | undefined;
+    for (const spelling of new Set([name, snakeToCamel(name), camelToSnake(name)])) {
+      const raw = Object.hasOwn(query, spelling) ? query[spelling] : undefined;
+      if (raw === undefined) continue;
+      if (Array.isArray(raw) && !isList) throw refuse(name, `must be given at most once (${spelling} is repeated)`);
+      const value = Array.isArray(raw) ? raw.join(',') : raw;
+      if (chosen && chosen.value !== value) {
+        throw refuse(name, `must be given once: ${chosen.spelling} and ${spelling} disagree`);
+      }
+      chosen ??= { spelling, value };
+    }
+    if (chosen) out[name] = chosen.value;
   }
-  const result = schema.safeParse(query);
-  if (!result.success) throw badRequest(describeIssue(result.error, query));
+  return out;
+}
+
+/**
+ * Validates query parameters against an object schema whose keys are the documented names (see
+ * readQuery for the accepted spellings); a failure is a 400 `{ error: true, reason }` naming it.
+ */
+export function parseQuery<T extends z.ZodObject>(schema: T, query: RawQuery): z.infer<T> {
+  const input = readQuery(query, Object.keys(schema.shape), (name, problem) => badRequest(`${name}: ${problem}`));
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(describeIssue(result.error, input));
   return result.data;
 }
 

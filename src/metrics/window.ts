@@ -8,6 +8,15 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 export const MAX_BUCKETS = 2000;
 /** The default window when no dates are given: the 30 days ending today. */
 export const DEFAULT_WINDOW_DAYS = 30;
+/**
+ * The days a window may cover. The store's time functions (ClickHouse `DateTime`, `toDate`) cover
+ * 1970 to 2106 only, and the sdk-user measures use the epoch as the bucket of the state before the
+ * window; the service holds no data before 2000. A date outside is a 400, not a query the engine
+ * cannot run.
+ */
+export const EARLIEST_DAY = '2000-01-01';
+export const LATEST_DAY = '2099-12-31';
+const SUPPORTED_DAYS = `a date from ${EARLIEST_DAY} to ${LATEST_DAY}`;
 
 /** A window of whole UTC days, both ends inclusive. */
 export type MetricsWindow = {
@@ -29,6 +38,8 @@ function parseDate(name: string, value: string | undefined): Date | undefined {
   }
   return date;
 }
+
+const isSupportedDay = (date: Date) => date.getTime() >= Date.parse(EARLIEST_DAY) && date.getTime() <= Date.parse(LATEST_DAY);
 
 const isoDate = (date: Date) => date.toISOString().slice(0, 10);
 
@@ -54,6 +65,14 @@ export function resolveWindow(
   const days = Math.round((to.getTime() - from.getTime()) / DAY_MS) + 1;
   const retentionClamped = days > allowance;
   if (retentionClamped) from = new Date(to.getTime() - (allowance - 1) * DAY_MS);
+  // Checked on the applied window: an early date_from the plan's clamp moves into range (a
+  // client's "since the beginning", e.g. 0000-01-01) still answers; only a window that would
+  // reach outside the supported days is refused.
+  if (!isSupportedDay(to)) throw new MetricsError('METRICS_INVALID_DATE', `date_to must be ${SUPPORTED_DAYS}`);
+  if (!isSupportedDay(from)) {
+    const culprit = query.date_from !== undefined ? 'date_from' : 'date_to';
+    throw new MetricsError('METRICS_INVALID_DATE', `${culprit} must be ${SUPPORTED_DAYS}, and the window within them (its first day would be ${isoDate(from)})`);
+  }
   return {
     dateFrom: isoDate(from),
     dateTo: isoDate(to),

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from '../notify/payload.js';
 import { recordNotification } from './notifications.repo.js';
@@ -238,6 +239,45 @@ export type MergeResult =
   | { kind: 'not_found'; which: 'source' | 'target' }
   | { kind: 'refused'; status: 400 | 409; reason: string };
 
+type TransactionSql = postgres.TransactionSql<Record<string, never>>;
+type MergeRow = { id: string; project_id: string; merged_into_id: string | null };
+
+/** Thrown inside the savepoint of lockMergeRows to release its locks and take them again. */
+class MergeSetChanged extends Error {}
+
+/**
+ * Locks every feedback row a merge writes, in one statement and in id order: the source, the
+ * target, and the items merged into the source (they are re-pointed at the target). As every merge
+ * takes its locks this way, concurrent merges wait for each other instead of deadlocking, e.g.
+ * a→b, b→c and c→a at once: locking only source and target, b→c would hold b and c and then wait
+ * for a (merged into b meanwhile) while c→a held a and waited for c.
+ *
+ * The items merged into the source are read before the source is locked. A merge into the source
+ * that commits in between adds one the statement did not lock; locking it now would break the
+ * order, so the savepoint is rolled back (releasing the locks) and the set read again. Once the
+ * source is locked nobody else can merge into it, so the second round normally holds.
+ */
+async function lockMergeRows(tx: TransactionSql, sourceId: string, targetId: string): Promise<MergeRow[]> {
+  const mergedIntoSource = async (sql: SqlLike) =>
+    (await sql<{ id: string }[]>`select id from feedbacks where merged_into_id = ${sourceId}`).map((row) => row.id);
+  for (;;) {
+    try {
+      return await tx.savepoint(async (sp) => {
+        const ids = new Set([sourceId, targetId, ...(await mergedIntoSource(sp))]);
+        const rows = await sp<MergeRow[]>`
+          select id, project_id, merged_into_id from feedbacks
+          where id in ${sp([...ids])}
+          order by id
+          for update`;
+        if ((await mergedIntoSource(sp)).some((id) => !ids.has(id))) throw new MergeSetChanged();
+        return rows;
+      });
+    } catch (error) {
+      if (!(error instanceof MergeSetChanged)) throw error;
+    }
+  }
+}
+
 /**
  * Merges `sourceId` into `targetId` within one project: the source gets merged_into_id and
  * merged_at, its voters move to the target (a user who voted on both keeps one vote), and items
@@ -246,12 +286,7 @@ export type MergeResult =
 export async function mergeFeedback(sql: Sql, projectId: string, sourceId: string, targetId: string): Promise<MergeResult> {
   if (sourceId === targetId) return { kind: 'refused', status: 400, reason: 'intoId: cannot merge a feedback into itself' };
   return sql.begin(async (tx) => {
-    // Lock both rows in id order so two opposite merges cannot deadlock.
-    const rows = await tx<{ id: string; project_id: string; merged_into_id: string | null }[]>`
-      select id, project_id, merged_into_id from feedbacks
-      where id in (${sourceId}, ${targetId})
-      order by id
-      for update`;
+    const rows = await lockMergeRows(tx, sourceId, targetId);
     const source = rows.find((row) => row.id === sourceId && row.project_id === projectId);
     const target = rows.find((row) => row.id === targetId && row.project_id === projectId);
     if (!source) return { kind: 'not_found' as const, which: 'source' as const };

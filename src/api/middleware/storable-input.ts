@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import { MetricsError } from '../../metrics/errors.js';
 import { badRequest } from '../errors.js';
@@ -7,17 +8,29 @@ import { findUnstorableString } from '../validation.js';
 /**
  * Refuses, on every route, a request whose query or JSON body holds a string that PostgreSQL or
  * ClickHouse cannot store (a lone surrogate, NUL), keys included: a 400 naming the field, in the
- * METRICS_* body on metrics routes. One middleware after the body parsers, so that no route,
- * present or future, can pass such a string on to a store, where it would fail a whole batch
- * (ClickHouse) or the request with a 500 (PostgreSQL). Like a body that is not JSON, this is
- * refused before authentication: it is a property of the encoding, not of the caller.
+ * METRICS_* body on metrics routes. Applied to the query before routing and to every body
+ * when it is read, so that no route, present or future, can pass such a string on to a store, where it would fail a whole batch
+ * (ClickHouse) or the request with a 500 (PostgreSQL). A bad query string is refused before
+ * authentication (a property of the encoding, not of the caller); a bad body after it, like any body.
  */
-export function storableInput(isMetricsRoute: (path: string) => boolean): Middleware<AppState> {
-  return async (ctx, next) => {
-    const problem = findUnstorableString(ctx.query, 'query') ?? findUnstorableString(ctx.request.body, 'body');
-    if (problem) {
-      throw isMetricsRoute(ctx.path) ? new MetricsError('METRICS_INVALID_PARAMETER', problem) : badRequest(problem);
-    }
-    await next();
+export function storableInput(isMetricsRoute: (path: string) => boolean) {
+  const refuse = (ctx: Koa.ParameterizedContext<AppState>, problem: string) => {
+    throw isMetricsRoute(ctx.path) ? new MetricsError('METRICS_INVALID_PARAMETER', problem) : badRequest(problem);
+  };
+  return {
+    /** Middleware: the query string, before routing. */
+    checkQuery: (async (ctx, next) => {
+      const problem = findUnstorableString(ctx.query, 'query');
+      if (problem) refuse(ctx, problem);
+      await next();
+    }) satisfies Middleware<AppState>,
+    /**
+     * The parsed body: called by the deferred body read (app.ts), which runs only once the
+     * route's credential is accepted (auth.ts), so an unauthenticated body is never parsed.
+     */
+    checkBody(ctx: Koa.ParameterizedContext<AppState>): void {
+      const problem = findUnstorableString(ctx.request.body, 'body');
+      if (problem) refuse(ctx, problem);
+    },
   };
 }
