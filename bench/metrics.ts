@@ -18,10 +18,10 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import { buildApp } from '../src/api/app.js';
-import { migrateAll } from '../src/bootstrap.js';
-import { loadConfig } from '../src/config.js';
-import { createAppContext } from '../src/context.js';
-import type { IngestEvent } from '../src/ingest/event.js';
+import { migrateAll } from '../src/runtime/bootstrap.js';
+import { loadConfig } from '../src/core/config.js';
+import { createAppContext } from '../src/runtime/services.js';
+import type { IngestEvent } from '../src/core/event.js';
 import { insertEvents } from '../src/olap/events.table.js';
 import { createSql } from '../src/oltp/db.js';
 

@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
 import { createHttpServer } from './api/http-server.js';
-import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
-import { apiRunsWorkers } from './config.js';
-import { createAppContext } from './context.js';
-import { startMetricsServer } from './observability/metrics-server.js';
-import { resolveOperatorToken } from './operator-token.js';
+import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
+import { apiRunsWorkers } from './core/config.js';
+import { createAppContext } from './runtime/services.js';
+import { startMetricsServer } from './runtime/telemetry-server.js';
+import { resolveOperatorToken } from './runtime/operator-token.js';
 import { startWorkers } from './workers/runner.js';
 
 /**

@@ -1,6 +1,6 @@
-import { configOrExit, exitOnStartupError, migrateAll } from './bootstrap.js';
-import { openPostgres } from './context.js';
-import { createLogger } from './logger.js';
+import { configOrExit, exitOnStartupError, migrateAll } from './runtime/bootstrap.js';
+import { openPostgres } from './runtime/services.js';
+import { createLogger } from './core/logger.js';
 import { createClickHouse } from './olap/clickhouse.js';
 
 /**

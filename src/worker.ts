@@ -1,7 +1,7 @@
-import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './bootstrap.js';
-import { apiRunsWorkers } from './config.js';
-import { createAppContext } from './context.js';
-import { startMetricsServer } from './observability/metrics-server.js';
+import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
+import { apiRunsWorkers } from './core/config.js';
+import { createAppContext } from './runtime/services.js';
+import { startMetricsServer } from './runtime/telemetry-server.js';
 import { startWorkers } from './workers/runner.js';
 
 /**

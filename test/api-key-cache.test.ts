@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/api/app.js';
 import { createSql, type Sql } from '../src/oltp/db.js';
 import { ProjectKeyCache } from '../src/oltp/projects.cache.js';
-import { hashSecret } from '../src/secrets.js';
+import { hashSecret } from '../src/core/secrets.js';
 import { createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 

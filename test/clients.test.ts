@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { buildOpenApiDocument } from '../src/api/openapi/document.js';
 import { createFeedback, createProject, setSuspended, type TestProject } from './helpers/factories.js';
 import { assertDocumented } from './helpers/openapi-validator.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

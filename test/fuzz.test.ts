@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../src/api/app.js';
 import { createHttpServer } from '../src/api/http-server.js';
-import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { buildOpenApiDocument } from '../src/api/openapi/document.js';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from './helpers/factories.js';
 import { requestTo, startTestServer, type TestServer } from './helpers/server.js';
 

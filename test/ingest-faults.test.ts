@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../src/net.js';
+import { findFreePort } from '../src/core/net.js';
 import { createProject, type TestProject } from './helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from './helpers/faulty-clickhouse.js';
 import { makeDataDir, removeDataDirs, stopAll } from './helpers/process.js';

@@ -32,11 +32,11 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestEvent } from '../src/ingest/event.js';
-import type { FactKind, FactRow } from '../src/ingest/fact.js';
+import type { IngestEvent } from '../src/core/event.js';
+import type { FactKind, FactRow } from '../src/core/fact.js';
 import { insertEvents } from '../src/olap/events.table.js';
 import { insertFacts } from '../src/olap/facts.table.js';
-import type { Plan } from '../src/plans.js';
+import type { Plan } from '../src/core/plans.js';
 import { createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
 

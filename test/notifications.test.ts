@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifySignature } from '../src/notify/signature.js';
+import { verifySignature } from '../src/workers/notify/signature.js';
 import { createFeedback, createProject, setPlan, type TestProject } from './helpers/factories.js';
 import { addIntegration, addMember, listDeliveries, notificationCount, settledDeliveries } from './helpers/notifications.js';
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from './helpers/receivers.js';

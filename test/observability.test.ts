@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsServer } from '../src/observability/metrics-server.js';
+import { startMetricsServer } from '../src/runtime/telemetry-server.js';
 import { createFeedback, createProject } from './helpers/factories.js';
 import { eventually, redisAvailable } from './helpers/redis.js';
 import { startTestServer, type TestServer } from './helpers/server.js';

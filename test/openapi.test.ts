@@ -7,7 +7,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildApp } from '../src/api/app.js';
-import { buildOpenApiDocument } from '../src/api/openapi.js';
+import { buildOpenApiDocument } from '../src/api/openapi/document.js';
 import type { AppState } from '../src/api/state.js';
 import { openApiValidator, OpenApiViolation, takeViolations, type ObservedResponse } from './helpers/openapi-validator.js';
 import { requestTo, startTestServer, type RequestOptions, type TestServer } from './helpers/server.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/core/config.js';
 import { createClickHouse, type ClickHouseClient } from '../src/olap/clickhouse.js';
 import {
   CLICKHOUSE_CLUSTER_MIGRATIONS_DIR,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/api/app.js';
 import { createHttpServer } from '../src/api/http-server.js';
 import { RateLimits } from '../src/api/middleware/rate-limit.js';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/core/config.js';
 import { createAccount, createProject, type TestAccount, type TestProject } from './helpers/factories.js';
 import { redisAvailable } from './helpers/redis.js';
 import { requestTo, startTestServer, TEST_REDIS_URL, type HttpResponse, type RequestOptions, type TestServer } from './helpers/server.js';

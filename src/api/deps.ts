@@ -1,10 +1,10 @@
 import type { Redis } from 'ioredis';
-import type { Config } from '../config.js';
-import type { DeliveryQueue } from '../workers/deliveries.queue.js';
-import type { EventSink } from '../ingest/event-sink.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../core/config.js';
+import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
+import type { EventSink } from '../workers/ingest/event-sink.js';
+import type { Logger } from '../core/logger.js';
 import type { RateLimits } from './middleware/rate-limit.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Metrics } from '../core/telemetry.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';

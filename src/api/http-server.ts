@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
-import type { Config } from '../config.js';
+import type { Config } from '../core/config.js';
 import type { ErrorBody } from './errors.js';
 import type { AppState } from './state.js';
 

@@ -1,24 +1,24 @@
 import { z } from 'zod';
-import type { TrackedEventResponse as TrackedEventType } from '../ingest/event.js';
-import { METRICS_ERROR_STATUS, type MetricsErrorBody as MetricsErrorBodyType, type MetricsErrorCode } from '../metrics/errors.js';
+import type { TrackedEventResponse as TrackedEventType } from '../core/event.js';
+import { METRICS_ERROR_STATUS, type MetricsErrorBody as MetricsErrorBodyType, type MetricsErrorCode } from './metrics/metrics.errors.js';
 import {
   ADMIN_MEASURES,
   EVENT_MEASURES,
   FEEDBACK_MEASURES,
   INTERVALS,
   type Measure,
-} from '../metrics/measures.js';
-import type * as metrics from '../metrics/service.js';
+} from './metrics/measures.js';
+import type * as metrics from './metrics/metrics.service.js';
 import type { AdhocResult } from '../olap/adhoc-query.js';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js';
 import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
 import { DEAD_LETTER_KINDS } from '../oltp/dead-letters.repo.js';
-import type { presentDeadLetters } from './operator.router.js';
+import type { presentDeadLetters } from './operator/operator.router.js';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../oltp/integrations.repo.js';
-import { NOTIFICATION_TYPES } from '../notify/payload.js';
+import { NOTIFICATION_TYPES } from '../oltp/notification-payload.js';
 import type { UnsubscribeLink as UnsubscribeLinkType } from '../oltp/notifications.repo.js';
 import type { VoteState } from '../oltp/votes.repo.js';
-import { PLANS } from '../plans.js';
+import { PLANS } from '../core/plans.js';
 import type { ErrorBody as ErrorBodyType } from './errors.js';
 import type {
   presentAccount,

@@ -1,4 +1,4 @@
-import type { IngestEvent } from '../ingest/event.js';
+import type { IngestEvent } from '../core/event.js';
 import type { ClickHouseClient } from './clickhouse.js';
 import { batchInsertSettings } from './insert-settings.js';
 import { clickhouseTimeToIso } from './time.js';

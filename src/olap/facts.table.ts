@@ -1,4 +1,4 @@
-import type { FactRow } from '../ingest/fact.js';
+import type { FactRow } from '../core/fact.js';
 import type { ClickHouseClient } from './clickhouse.js';
 import { batchInsertSettings } from './insert-settings.js';
 

@@ -1,4 +1,4 @@
-import type { Plan } from '../plans.js';
+import type { Plan } from '../core/plans.js';
 import type { SqlLike } from './db.js';
 
 export type Account = { id: string; email: string; plan: Plan; created_at: Date; updated_at: Date };

@@ -1,5 +1,5 @@
-import type { NotificationPayload, NotificationType } from '../notify/payload.js';
-import { PLAN_LIMITS, type Plan } from '../plans.js';
+import type { NotificationPayload, NotificationType } from './notification-payload.js';
+import { PLAN_LIMITS, type Plan } from '../core/plans.js';
 import type { Sql, SqlLike } from './db.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;

@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { findFreePort } from '../net.js';
+import { findFreePort } from '../core/net.js';
 
 export type EmbeddedPostgresHandle = {
   /** Connection URL of the running server (database `postgres`). */

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
-import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from '../notify/payload.js';
+import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
 

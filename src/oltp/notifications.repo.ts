@@ -1,5 +1,5 @@
-import type { Notification, NotificationPayload, NotificationType } from '../notify/payload.js';
-import { PLAN_LIMITS, type Plan } from '../plans.js';
+import type { Notification, NotificationPayload, NotificationType } from './notification-payload.js';
+import { PLAN_LIMITS, type Plan } from '../core/plans.js';
 import type { Sql, SqlLike } from './db.js';
 
 /** Records a notification; call it with the transaction that makes the change (an outbox). */

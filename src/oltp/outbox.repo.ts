@@ -1,4 +1,4 @@
-import type { FactInput, FactKind, FactRow } from '../ingest/fact.js';
+import type { FactInput, FactKind, FactRow } from '../core/fact.js';
 import type { SqlLike } from './db.js';
 
 /** Records a fact; call it with the transaction that makes the change. */

@@ -1,4 +1,4 @@
-import type { Plan } from '../plans.js';
+import type { Plan } from '../core/plans.js';
 import type { Sql, SqlLike } from './db.js';
 
 export type Project = {

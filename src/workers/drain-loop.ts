@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * Runs `drain` (work until nothing is left) again and again: at once on start, then

@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
-import type { FactRow } from '../ingest/fact.js';
-import type { Logger } from '../logger.js';
+import type { FactRow } from '../core/fact.js';
+import type { Logger } from '../core/logger.js';
 import type { Sql } from '../oltp/db.js';
 import { claimOutboxBatch, deleteOutboxBatch } from '../oltp/outbox.repo.js';
 import { DrainLoop } from './drain-loop.js';

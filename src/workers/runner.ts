@@ -1,9 +1,9 @@
-import type { AppContext } from '../context.js';
-import { workerRedis } from '../context.js';
-import { enqueueDeliveries } from './deliveries.queue.js';
-import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './deliveries.worker.js';
-import { startIngestWorker } from './ingest.worker.js';
-import { NotificationDispatcher, type ScheduleDeliveries } from './notifications.dispatcher.js';
+import type { AppContext } from '../runtime/services.js';
+import { workerRedis } from '../runtime/services.js';
+import { enqueueDeliveries } from './notify/deliveries.queue.js';
+import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './notify/deliveries.worker.js';
+import { startIngestWorker } from './ingest/ingest.worker.js';
+import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
 import { OutboxRelay, type FactDelivery } from './outbox.relay.js';
 
 export type Workers = {

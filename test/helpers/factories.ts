@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Plan } from '../../src/plans.js';
+import type { Plan } from '../../src/core/plans.js';
 import type { TestServer } from './server.js';
 
 export type TestAccount = { id: string; email: string; plan: Plan; adminToken: string };

@@ -7,7 +7,7 @@ import {
   RLWrapperTimeouts,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
-import type { Config, RateLimit } from '../../config.js';
+import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
 import type { AppContext, AppState } from '../state.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { Logger } from '../../logger.js';
-import type { Metrics } from '../../observability/metrics.js';
+import type { Logger } from '../../core/logger.js';
+import type { Metrics } from '../../core/telemetry.js';
 import type { AppState } from '../state.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;

@@ -1,0 +1,101 @@
+import { Router } from '@koa/router';
+import { createFeedback, findFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
+import { addComment, listComments } from '../../oltp/comments.repo.js';
+import { addVote, removeVote } from '../../oltp/votes.repo.js';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { apiKeyAuth, keyProject } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
+import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
+import { presentComment, presentFeedback } from '../presenters.js';
+import type { AppContext, AppState } from '../state.js';
+import { isUuid, parseBody, parseQuery } from '../validation.js';
+
+/** The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. */
+const viewerOf = (ctx: AppContext) => ctx.get('x-user-id') || undefined;
+
+/** A malformed id cannot name an item, so it is a 404 like any missing one. */
+function feedbackId(ctx: AppContext): string {
+  const id = ctx.params.id ?? '';
+  if (!isUuid(id)) throw notFound('feedback not found');
+  return id;
+}
+
+/** Writes to an archived project are refused (SPEC 3): it is read-only. */
+function assertWritable(ctx: AppContext) {
+  if (keyProject(ctx).archived) throw forbidden('project is archived');
+}
+
+/** SPEC 4.1 to 4.7: feedback, votes and comments, authenticated by X-API-Key. */
+export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const auth = apiKeyAuth(projectKeys);
+
+  router.get('/feedbacks', auth, async (ctx) => {
+    const query = parseQuery(ListFeedbacksQuery, ctx.query);
+    const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewerOf(ctx));
+    ctx.body = rows.map(presentFeedback);
+  });
+
+  router.post('/feedbacks', auth, async (ctx) => {
+    const body = parseBody(CreateFeedbackBody, ctx.request.body);
+    assertWritable(ctx);
+    const project = keyProject(ctx);
+    const result = await createFeedback(sql, project.id, body, PLAN_LIMITS[project.plan].maxFeedbackPerProject);
+    if (result.kind === 'limit_reached') {
+      throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
+    }
+    ctx.body = presentFeedback(result.feedback);
+  });
+
+  router.get('/feedbacks/:id', auth, async (ctx) => {
+    const row = await findFeedback(sql, keyProject(ctx).id, feedbackId(ctx), viewerOf(ctx));
+    if (!row) throw notFound('feedback not found');
+    ctx.body = presentFeedback(row);
+  });
+
+  router.post('/feedbacks/:id/votes', auth, async (ctx) => {
+    const id = feedbackId(ctx);
+    const body = parseBody(AddVoteBody, ctx.request.body);
+    assertWritable(ctx);
+    const result = await addVote(sql, keyProject(ctx).id, id, body);
+    switch (result.kind) {
+      case 'not_found':
+        throw notFound('feedback not found');
+      case 'voting_closed':
+        throw forbidden(`voting is closed on ${result.status} feedback`);
+      case 'merged':
+        throw forbidden(`feedback was merged into ${result.mergedIntoId}; vote there instead`);
+      case 'already_voted':
+        throw conflict('user has already voted on this feedback');
+      case 'voted':
+        ctx.body = result.vote;
+    }
+  });
+
+  router.delete('/feedbacks/:id/votes', auth, async (ctx) => {
+    const id = feedbackId(ctx);
+    const body = parseBody(RemoveVoteBody, ctx.request.body);
+    assertWritable(ctx);
+    const vote = await removeVote(sql, keyProject(ctx).id, id, body.userId);
+    if (!vote) throw notFound('feedback not found');
+    ctx.body = vote;
+  });
+
+  router.get('/feedbacks/:id/comments', auth, async (ctx) => {
+    const rows = await listComments(sql, keyProject(ctx).id, feedbackId(ctx));
+    if (!rows) throw notFound('feedback not found');
+    ctx.body = rows.map(presentComment);
+  });
+
+  router.post('/feedbacks/:id/comments', auth, async (ctx) => {
+    const id = feedbackId(ctx);
+    const body = parseBody(AddCommentBody, ctx.request.body);
+    assertWritable(ctx);
+    const comment = await addComment(sql, keyProject(ctx).id, id, body);
+    if (!comment) throw notFound('feedback not found');
+    ctx.body = presentComment(comment);
+  });
+
+  return router;
+}

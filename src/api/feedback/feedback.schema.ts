@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES } from '../../oltp/feedback.repo.js';
+import { bodySchema, queryBoolean, userIdSchema } from '../validation.js';
+
+const email = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
+const optionalEmail = email.nullish().transform((value) => value ?? undefined);
+
+/** GET /feedbacks query (SPEC 4.1); names read verbatim. */
+export const ListFeedbacksQuery = z.object({
+  status: z.enum(FEEDBACK_STATUSES, { error: `must be one of ${FEEDBACK_STATUSES.join(', ')}` }).optional(),
+  category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }).optional(),
+  includeMerged: queryBoolean.optional().default(false),
+  sort: z.enum(FEEDBACK_SORTS, { error: `must be one of ${FEEDBACK_SORTS.join(', ')}` }).optional().default('votes'),
+  limit: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+  offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional(),
+});
+export type ListFeedbacksQuery = z.infer<typeof ListFeedbacksQuery>;
+
+/** POST /feedbacks body (SPEC 4.2, 8.1). */
+export const CreateFeedbackBody = bodySchema({
+  title: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
+  description: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must be 1 to 5000 characters')
+    .max(5000, 'must be 1 to 5000 characters'),
+  category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }),
+  userId: userIdSchema,
+  userEmail: optionalEmail,
+});
+export type CreateFeedbackBody = z.infer<typeof CreateFeedbackBody>;
+
+/** POST /feedbacks/:id/votes body (SPEC 4.4). */
+export const AddVoteBody = bodySchema({
+  userId: userIdSchema,
+  email: optionalEmail,
+  notifyStatusChange: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+export type AddVoteBody = z.infer<typeof AddVoteBody>;
+
+/** DELETE /feedbacks/:id/votes body (SPEC 4.5). */
+export const RemoveVoteBody = bodySchema({ userId: userIdSchema });
+export type RemoveVoteBody = z.infer<typeof RemoveVoteBody>;
+
+/** POST /feedbacks/:id/comments body (SPEC 4.7). */
+export const AddCommentBody = bodySchema({
+  content: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 2000 characters').max(2000, 'must be 1 to 2000 characters'),
+  userId: userIdSchema,
+  isAdmin: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+});
+export type AddCommentBody = z.infer<typeof AddCommentBody>;
+
+/** POST /users/register body (SPEC 4.8). `mrr: null` clears a stored figure. */
+export const RegisterUserBody = bodySchema({
+  userId: userIdSchema,
+  mrr: z
+    .number({ error: 'must be a number' })
+    .min(0, 'must be >= 0')
+    .max(1e12, 'must be at most 1e12')
+    .nullable()
+    .optional(),
+});
+export type RegisterUserBody = z.infer<typeof RegisterUserBody>;
+
+/** PATCH /projects/:id/feedbacks/:feedbackId body (admin). */
+export const UpdateFeedbackBody = bodySchema({
+  status: z.enum(FEEDBACK_STATUSES, { error: `must be one of ${FEEDBACK_STATUSES.join(', ')}` }).optional(),
+  rejectionReason: z.string({ error: 'must be a string' }).max(500, 'must be at most 500 characters').nullable().optional(),
+}).refine((body) => body.status !== undefined || body.rejectionReason !== undefined, {
+  error: 'status or rejectionReason is required',
+});
+export type UpdateFeedbackBody = z.infer<typeof UpdateFeedbackBody>;
+
+/** POST /projects/:id/feedbacks/:feedbackId/merge body (admin). */
+export const MergeFeedbackBody = bodySchema({
+  intoId: z.uuid({ error: 'must be a feedback id (UUID)' }),
+});
+export type MergeFeedbackBody = z.infer<typeof MergeFeedbackBody>;

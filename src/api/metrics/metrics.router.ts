@@ -1,0 +1,53 @@
+import { Router } from '@koa/router';
+import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { MetricsError } from './metrics.errors.js';
+import * as metrics from './metrics.service.js';
+import { adminAuth, apiKeyAuth, keyProject, ownedProject } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import type { AppContext, AppState } from '../state.js';
+import { readQuery } from '../validation.js';
+
+type Operation = (client: ClickHouseClient, target: metrics.MetricsTarget, query: Record<string, string | undefined>) => Promise<unknown>;
+
+/** The parameters every operation reads (the events feed reads `measures` only to refuse it). */
+const COMMON_PARAMETERS = ['date_from', 'date_to', 'event', 'measures'] as const;
+
+const OPERATIONS: Record<string, { run: Operation; parameters: readonly string[] }> = {
+  summary: { run: metrics.summary, parameters: COMMON_PARAMETERS },
+  timeseries: { run: metrics.timeseries, parameters: [...COMMON_PARAMETERS, 'interval'] },
+  breakdown: { run: metrics.breakdown, parameters: [...COMMON_PARAMETERS, 'dimension', 'limit'] },
+  events: { run: metrics.eventsFeed, parameters: [...COMMON_PARAMETERS, 'limit', 'cursor', 'user_id'] },
+};
+
+/**
+ * The operation's query parameters under their documented names (readQuery: the camelCase alias
+ * of each, `measures` repeated or as a comma list); refusals in the metrics error body.
+ */
+function metricsQuery(ctx: AppContext, parameters: readonly string[]): Record<string, string | undefined> {
+  return readQuery(ctx.query, parameters, (name, problem) => new MetricsError('METRICS_INVALID_PARAMETER', `${name} ${problem}`), {
+    lists: ['measures'],
+  });
+}
+
+/**
+ * SPEC 4.10: the four metrics operations on two surfaces. With X-API-Key they answer for the
+ * key's project; with the account's admin token, for `:id`, adding the SDK-user and revenue
+ * measures.
+ */
+export function metricsRouter({ sql, projectKeys, clickhouse }: ApiDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const keyAuth = apiKeyAuth(projectKeys);
+  const adminTokenAuth = adminAuth(sql);
+
+  for (const [name, { run, parameters }] of Object.entries(OPERATIONS)) {
+    router.get(`/metrics/${name}`, keyAuth, async (ctx) => {
+      const project = keyProject(ctx);
+      ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'key' }, metricsQuery(ctx, parameters));
+    });
+    router.get(`/projects/:id/metrics/${name}`, adminTokenAuth, async (ctx) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'admin' }, metricsQuery(ctx, parameters));
+    });
+  }
+  return router;
+}
