@@ -7,7 +7,7 @@ import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { PLAN_LIMITS } from '../core/plans.js';
 import { hashSecret } from '../core/secrets.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
-import type { Budget } from './middleware/rate-limit.js';
+import type { Budget } from './state.js';
 import type { AppContext, AppState } from './state.js';
 import { isUuid } from './validation.js';
 

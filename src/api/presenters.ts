@@ -1,34 +1,14 @@
 import type { Account } from '../oltp/accounts.repo.js';
 import type { CommentRow } from '../oltp/comments.repo.js';
 import type { DeliveryRow } from '../oltp/deliveries.repo.js';
-import type { FeedbackRow } from '../oltp/feedback.repo.js';
+import { feedbackResource } from '../oltp/feedback.row.js';
 import type { IntegrationRow } from '../oltp/integrations.repo.js';
 import type { MemberRow } from '../oltp/members.repo.js';
 import type { Project } from '../oltp/projects.repo.js';
 import type { SdkUserRow } from '../oltp/sdk-users.repo.js';
 
-/** Feedback as SPEC 2.1 spells it on the wire; internal columns such as project_id stay out. */
-export function presentFeedback(row: FeedbackRow) {
-  return {
-    id: row.id,
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    category: row.category,
-    user_id: row.user_id,
-    user_email: row.user_email,
-    vote_count: row.vote_count,
-    has_voted: row.has_voted,
-    comment_count: row.comment_count,
-    total_mrr: row.total_mrr === null ? null : Number(row.total_mrr),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    rejection_reason: row.rejection_reason,
-    merged_into_id: row.merged_into_id,
-    merged_at: row.merged_at ? row.merged_at.toISOString() : null,
-    merged_feedback_ids: row.merged_feedback_ids,
-  };
-}
+/** Feedback, SPEC 2.1: the same form an item takes in notifications (oltp/feedback.row.ts). */
+export const presentFeedback = feedbackResource;
 
 /** Comment, SPEC 2.5. */
 export function presentComment(row: CommentRow) {

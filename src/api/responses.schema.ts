@@ -10,7 +10,7 @@ import {
 } from './metrics/measures.js';
 import type * as metrics from './metrics/metrics.service.js';
 import type { AdhocResult } from '../olap/adhoc-query.js';
-import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.repo.js';
+import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../oltp/feedback.row.js';
 import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../oltp/deliveries.repo.js';
 import { DEAD_LETTER_KINDS } from '../oltp/dead-letters.repo.js';
 import type { presentDeadLetters } from './operator/operator.router.js';

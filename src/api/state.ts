@@ -1,7 +1,15 @@
 import type { ParameterizedContext } from 'koa';
 import type { Account } from '../oltp/accounts.repo.js';
 import type { ProjectWithPlan } from '../oltp/projects.repo.js';
-import type { ChargeRateLimit } from './middleware/rate-limit.js';
+
+/** Which budget a route draws from. */
+export type Budget = 'ingest' | 'api';
+
+/** Who a request was authenticated as: an id, never the secret. */
+export type Caller = { kind: 'project'; id: string } | { kind: 'account'; id: string } | { kind: 'operator' };
+
+/** The rate limiter's charge (middleware/rate-limit.ts): charges the caller's budget, sets the RateLimit-* headers; throws the 429 when it is spent. */
+export type ChargeRateLimit = (caller: Caller, budget: Budget) => Promise<void>;
 
 /** What the auth middleware leaves on `ctx.state` for the handlers after it. */
 export type AppState = {

@@ -3,37 +3,7 @@ import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
-
-export const FEEDBACK_STATUSES = ['pending', 'approved', 'in_progress', 'testflight', 'completed', 'rejected'] as const;
-export type FeedbackStatus = (typeof FEEDBACK_STATUSES)[number];
-export const FEEDBACK_CATEGORIES = ['feature_request', 'bug_report', 'improvement', 'other'] as const;
-export type FeedbackCategory = (typeof FEEDBACK_CATEGORIES)[number];
-export const FEEDBACK_SORTS = ['votes', 'newest', 'oldest', 'comments'] as const;
-export type FeedbackSort = (typeof FEEDBACK_SORTS)[number];
-
-/** Statuses in which voting is blocked (SPEC 2.2). */
-export const VOTING_CLOSED_STATUSES: ReadonlySet<FeedbackStatus> = new Set(['completed', 'rejected']);
-
-export type FeedbackRow = {
-  id: string;
-  project_id: string;
-  title: string;
-  description: string;
-  status: FeedbackStatus;
-  category: FeedbackCategory;
-  user_id: string;
-  user_email: string | null;
-  vote_count: number;
-  has_voted: boolean;
-  comment_count: number;
-  total_mrr: number | null;
-  created_at: Date;
-  updated_at: Date;
-  rejection_reason: string | null;
-  merged_into_id: string | null;
-  merged_at: Date | null;
-  merged_feedback_ids: string[] | null;
-};
+import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES, type FeedbackCategory, type FeedbackRow, type FeedbackSort, type FeedbackStatus, VOTING_CLOSED_STATUSES } from './feedback.row.js';
 
 /**
  * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is

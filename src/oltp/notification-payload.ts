@@ -1,11 +1,10 @@
-import { presentFeedback } from '../api/presenters.js';
-import type { FeedbackRow, FeedbackStatus } from './feedback.repo.js';
+import { type FeedbackRow, type FeedbackStatus, feedbackResource } from './feedback.row.js';
 
 export const NOTIFICATION_TYPES = ['feedback.created', 'feedback.status_changed'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 /** Feedback as the API answers it (SPEC 2.1), frozen at the moment of the change. */
-export type NotifiedFeedback = ReturnType<typeof presentFeedback>;
+export type NotifiedFeedback = ReturnType<typeof feedbackResource>;
 
 /**
  * What a `notifications` row holds. The feedback is a snapshot taken in the transaction of the
@@ -28,7 +27,7 @@ export type NotificationPayload = {
 export type Notification = { projectId: string; type: NotificationType; payload: NotificationPayload };
 
 /** The snapshot of an item; `has_voted` belongs to a request's viewer, not to a notification. */
-const snapshot = (row: FeedbackRow): NotifiedFeedback => ({ ...presentFeedback(row), has_voted: false });
+const snapshot = (row: FeedbackRow): NotifiedFeedback => ({ ...feedbackResource(row), has_voted: false });
 
 export const feedbackCreated = (row: FeedbackRow): Notification => ({
   projectId: row.project_id,

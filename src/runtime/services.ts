@@ -182,10 +182,6 @@ async function connectRedis(url: string): Promise<Redis> {
   return redis;
 }
 
-/** A separate connection for blocking consumers (BullMQ workers need maxRetriesPerRequest null). */
-export function workerRedis(url: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null });
-}
 
 /**
  * Backlog gauges, read at scrape time: queue depth per state and the age of the oldest waiting

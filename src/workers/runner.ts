@@ -1,5 +1,5 @@
-import type { AppContext } from '../runtime/services.js';
-import { workerRedis } from '../runtime/services.js';
+import type { WorkerDeps } from './deps.js';
+import { workerRedis } from './redis.js';
 import { enqueueDeliveries } from './notify/deliveries.queue.js';
 import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './notify/deliveries.worker.js';
 import { startIngestWorker } from './ingest/ingest.worker.js';
@@ -26,55 +26,55 @@ export const factsJobId = (batchId: string) => `facts-${batchId}`;
  * relay alone, writing facts straight to ClickHouse (events are written by the in-process
  * batcher of the API).
  */
-export function startWorkers(ctx: AppContext): Workers {
+export function startWorkers(deps: WorkerDeps): Workers {
   let ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
   let deliver: FactDelivery;
   let workerConnection: ReturnType<typeof workerRedis> | undefined;
-  const queue = ctx.queue;
-  if (queue && ctx.config.redisUrl) {
-    workerConnection = workerRedis(ctx.config.redisUrl);
+  const queue = deps.queue;
+  if (queue && deps.config.redisUrl) {
+    workerConnection = workerRedis(deps.config.redisUrl);
     ingestWorker = startIngestWorker({
       connection: workerConnection,
-      prefix: ctx.config.queuePrefix,
-      writer: ctx.eventWriter,
-      factWriter: ctx.factWriter,
-      logger: ctx.logger.child({ component: 'ingest-worker' }),
-      options: { concurrency: ctx.config.ingestWorkerConcurrency },
+      prefix: deps.config.queuePrefix,
+      writer: deps.eventWriter,
+      factWriter: deps.factWriter,
+      logger: deps.logger.child({ component: 'ingest-worker' }),
+      options: { concurrency: deps.config.ingestWorkerConcurrency },
     });
     deliver = async (facts, batchId) => {
       await queue.add('facts', { facts }, { jobId: factsJobId(batchId) });
     };
   } else {
     deliver = async (facts, batchId) => {
-      await ctx.factWriter.write(facts, `facts:${factsJobId(batchId)}`);
+      await deps.factWriter.write(facts, `facts:${factsJobId(batchId)}`);
     };
   }
-  const relay = new OutboxRelay(ctx.sql, deliver, ctx.logger.child({ component: 'outbox-relay' }));
+  const relay = new OutboxRelay(deps.sql, deliver, deps.logger.child({ component: 'outbox-relay' }));
   relay.start();
 
   // Notifications: the dispatcher expands them into deliveries; with Redis the deliveries queue
   // carries their attempts (and a sweep re-queues any whose job was lost), without it a poller
   // over the deliveries table does.
-  const { delivery } = ctx.config;
+  const { delivery } = deps.config;
   const deliveryDeps: DeliveryDeps = {
-    sql: ctx.sql,
+    sql: deps.sql,
     sender: {
-      mailer: ctx.mailer,
+      mailer: deps.mailer,
       publicUrl: delivery.publicUrl,
       timeoutMs: delivery.timeoutMs,
       allowPrivateWebhooks: delivery.allowPrivateWebhooks,
     },
     policy: { maxAttempts: delivery.maxAttempts, timeoutMs: delivery.timeoutMs, backoffMs: delivery.backoffMs },
-    logger: ctx.logger.child({ component: 'deliveries' }),
+    logger: deps.logger.child({ component: 'deliveries' }),
   };
   let deliveryPoller: DeliveryPoller | undefined;
   let deliveryWorker: ReturnType<typeof startDeliveryQueueWorker> | undefined;
   let sweep: OverdueSweep | undefined;
   let schedule: ScheduleDeliveries;
-  const deliveryQueue = ctx.deliveryQueue;
+  const deliveryQueue = deps.deliveryQueue;
   if (deliveryQueue && workerConnection) {
-    deliveryWorker = startDeliveryQueueWorker({ ...deliveryDeps, connection: workerConnection, prefix: ctx.config.queuePrefix });
-    sweep = new OverdueSweep(ctx.sql, deliveryQueue, deliveryDeps.policy, deliveryDeps.logger);
+    deliveryWorker = startDeliveryQueueWorker({ ...deliveryDeps, connection: workerConnection, prefix: deps.config.queuePrefix });
+    sweep = new OverdueSweep(deps.sql, deliveryQueue, deliveryDeps.policy, deliveryDeps.logger);
     sweep.start();
     schedule = (ids) => enqueueDeliveries(deliveryQueue, ids, delivery.maxAttempts);
   } else {
@@ -83,7 +83,7 @@ export function startWorkers(ctx: AppContext): Workers {
     deliveryPoller = poller;
     schedule = async () => poller.kick();
   }
-  const dispatcher = new NotificationDispatcher(ctx.sql, schedule, ctx.logger.child({ component: 'notifications' }));
+  const dispatcher = new NotificationDispatcher(deps.sql, schedule, deps.logger.child({ component: 'notifications' }));
   dispatcher.start();
 
   return {

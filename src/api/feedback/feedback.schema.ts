@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES } from '../../oltp/feedback.repo.js';
+import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES } from '../../oltp/feedback.row.js';
 import { bodySchema, queryBoolean, userIdSchema } from '../validation.js';
 
 const email = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');

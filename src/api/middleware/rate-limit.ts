@@ -9,7 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { AppContext, AppState } from '../state.js';
+import type { AppContext, AppState, Budget, Caller, ChargeRateLimit } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
@@ -27,14 +27,6 @@ import type { AppContext, AppState } from '../state.js';
  * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 adds Retry-After.
  */
 
-/** Which budget a route draws from. */
-export type Budget = 'ingest' | 'api';
-
-/** Who a request was authenticated as: an id, never the secret. */
-export type Caller = { kind: 'project'; id: string } | { kind: 'account'; id: string } | { kind: 'operator' };
-
-/** Charges the caller's budget, sets the RateLimit-* headers; throws the 429 when it is spent. */
-export type ChargeRateLimit = (caller: Caller, budget: Budget) => Promise<void>;
 
 type Verdict = { allowed: boolean; limit: number; remaining: number; msBeforeReset: number };
 

@@ -1,5 +1,6 @@
 import { Router } from '@koa/router';
-import { escapeHtml, unsubscribeUrl } from '../../workers/notify/email.js';
+import { escapeHtml } from '../../core/html.js';
+import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import { unsubscribe, unsubscribeLink, type UnsubscribeLink } from '../../oltp/notifications.repo.js';
 import type { ApiDeps } from '../deps.js';
 import { notFound } from '../errors.js';

@@ -1,14 +1,8 @@
+import { escapeHtml } from '../../core/html.js';
 import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
 import { CATEGORY_LABELS, details, headline } from './summary.js';
 
 export type EmailContent = { subject: string; text: string; html: string };
-
-/** Text for HTML content and double- or single-quoted attribute values. */
-export const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-
-/** The unsubscribe link of a status-change email: GET shows a confirmation page, POST unsubscribes. */
-export const unsubscribeUrl = (publicUrl: string, token: string) => `${publicUrl}/api/v1/unsubscribe/${token}`;
 
 /**
  * Subject, plain text and HTML of one email. Members get new items; voters and the submitter get

@@ -1,6 +1,7 @@
 import type { ClaimedDelivery } from '../../oltp/deliveries.repo.js';
 import { discordMessage } from './discord.js';
-import { emailContent, unsubscribeUrl } from './email.js';
+import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
+import { emailContent } from './email.js';
 import { DeliveryError } from './errors.js';
 import { postJson } from './http-post.js';
 import type { Mailer } from './mailer.js';

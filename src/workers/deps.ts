@@ -1,0 +1,26 @@
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/logger.js';
+import type { Sql } from '../oltp/db.js';
+import type { EventWriter } from './ingest/event-writer.js';
+import type { FactWriter } from './ingest/fact-writer.js';
+import type { IngestQueue } from './ingest/ingest.queue.js';
+import type { DeliveryQueue } from './notify/deliveries.queue.js';
+import type { Mailer } from './notify/mailer.js';
+
+/**
+ * What the workers of a process need, built once at start-up (src/runtime/services.ts) or by a
+ * test: the narrow view of the process's services that background work uses, as ApiDeps is the
+ * HTTP layer's.
+ */
+export type WorkerDeps = {
+  config: Config;
+  logger: Logger;
+  sql: Sql;
+  /** The ingest queue with Redis; undefined without it (events and facts are written in process). */
+  queue: IngestQueue | undefined;
+  /** The deliveries queue with Redis; without it, a poller over the deliveries table sends. */
+  deliveryQueue: DeliveryQueue | undefined;
+  mailer: Mailer;
+  eventWriter: EventWriter;
+  factWriter: FactWriter;
+};
