@@ -20,7 +20,7 @@ import { uuidv7 } from 'uuidv7';
 import { buildApp } from '../src/api/app.js';
 import { migrateAll } from '../src/runtime/bootstrap.js';
 import { loadConfig } from '../src/core/config.js';
-import { createAppContext } from '../src/runtime/services.js';
+import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
 import { insertEvents } from '../src/olap/events.table.js';
 import { createSql } from '../src/oltp/db.js';
@@ -52,7 +52,7 @@ async function main() {
   }
   const operatorToken = `fbo_bench_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({ DATA_DIR: dataDir, OPERATOR_TOKEN: operatorToken, LOG_LEVEL: 'silent', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
-  const ctx = await createAppContext(config, pino({ level: 'silent' }));
+  const ctx = await createServices(config, pino({ level: 'silent' }));
   try {
     await migrateAll(ctx);
     const app = buildApp({ ...ctx, operatorToken });
@@ -97,7 +97,7 @@ async function main() {
         properties: { plan: PLANS[Math.floor(rand() * 3)], screen: `s${Math.floor(rand() * 20)}` },
         created_at: new Date(start + rand() * (now - start - 120_000)).toISOString(),
         received_at: receivedAt,
-        client_id: false,
+        id_from_client: false,
       }));
     while (loaded < TOTAL) {
       const count = Math.min(BATCH, TOTAL - loaded);

@@ -14,7 +14,7 @@ import { uuidv7 } from 'uuidv7';
 import { buildApp } from '../src/api/app.js';
 import { migrateAll } from '../src/runtime/bootstrap.js';
 import { apiRunsWorkers, loadConfig } from '../src/core/config.js';
-import { createAppContext } from '../src/runtime/services.js';
+import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
 import type { EventSink } from '../src/workers/ingest/event-sink.js';
 import { insertEvents } from '../src/olap/events.table.js';
@@ -25,7 +25,7 @@ if (!process.send) throw new Error('bench/server.ts is forked by bench/ingest.ts
 const send = (message: ControlReply | ReadyMessage) => process.send?.(message);
 
 const config = loadConfig(process.env);
-const ctx = await createAppContext(config);
+const ctx = await createServices(config);
 await migrateAll(ctx);
 const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
 const operatorToken = config.operatorToken;
@@ -86,7 +86,7 @@ function rowsFor(projectId: string, templates: SdkEvent[][], total: number): Ing
         properties: event.properties ?? null,
         created_at: event.timestamp ? new Date(event.timestamp).toISOString() : receivedAt,
         received_at: receivedAt,
-        client_id: event.eventId !== undefined,
+        id_from_client: event.eventId !== undefined,
       });
     }
   }

@@ -3,8 +3,8 @@ import { buildApp } from './api/app.js';
 import { createHttpServer } from './api/http-server.js';
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { apiRunsWorkers } from './core/config.js';
-import { createAppContext } from './runtime/services.js';
-import { startMetricsServer } from './runtime/telemetry-server.js';
+import { createServices } from './runtime/services.js';
+import { startTelemetryServer } from './runtime/telemetry-server.js';
 import { resolveOperatorToken } from './runtime/operator-token.js';
 import { startWorkers } from './workers/runner.js';
 
@@ -15,7 +15,7 @@ import { startWorkers } from './workers/runner.js';
  */
 async function main() {
   const config = configOrExit();
-  const ctx = await createAppContext(config);
+  const ctx = await createServices(config);
   const { logger } = ctx;
   await migrateAll(ctx);
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
@@ -23,7 +23,7 @@ async function main() {
 
   const lifecycle = { stopping: false };
   const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
-  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(ctx.metrics.registry, config.metricsPort, config.host) : undefined;
+  const telemetryServer = config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
   const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -44,7 +44,7 @@ async function main() {
     await closed;
     await ctx.eventSink.close();
     await workers?.stop();
-    await metricsServer?.close();
+    await telemetryServer?.close();
     await ctx.close();
   });
 }

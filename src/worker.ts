@@ -1,7 +1,7 @@
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { apiRunsWorkers } from './core/config.js';
-import { createAppContext } from './runtime/services.js';
-import { startMetricsServer } from './runtime/telemetry-server.js';
+import { createServices } from './runtime/services.js';
+import { startTelemetryServer } from './runtime/telemetry-server.js';
 import { startWorkers } from './workers/runner.js';
 
 /**
@@ -17,14 +17,14 @@ async function main() {
     );
     process.exit(1);
   }
-  const ctx = await createAppContext(config);
+  const ctx = await createServices(config);
   await migrateAll(ctx);
   const workers = startWorkers(ctx);
-  const metricsServer = config.metricsPort > 0 ? await startMetricsServer(ctx.metrics.registry, config.metricsPort, config.host) : undefined;
+  const telemetryServer = config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
   ctx.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
   onShutdownSignal(ctx, async () => {
     await workers.stop();
-    await metricsServer?.close();
+    await telemetryServer?.close();
     await ctx.close();
   });
 }

@@ -496,7 +496,7 @@ async function load(s: Scenario, ingestion: 'direct' | 'http'): Promise<Run> {
         properties: e.properties,
         created_at: new Date(e.atMs).toISOString(),
         received_at: new Date(nowMs).toISOString(),
-        client_id: true,
+        id_from_client: true,
       }));
       await insertEvents(server.clickhouse, rows, `property-events:${randomUUID()}`);
     } else {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMetricsServer } from '../src/runtime/telemetry-server.js';
+import { startTelemetryServer } from '../src/runtime/telemetry-server.js';
 import { createFeedback, createProject } from './helpers/factories.js';
 import { eventually, redisAvailable } from './helpers/redis.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -30,13 +30,13 @@ describe.each([
   { mode: 'BullMQ on Redis', redis: true },
 ])('Prometheus metrics on their own port, $mode', ({ redis }) => {
   let server: TestServer;
-  let metricsPort: number;
+  let telemetryPort: number;
   let closeMetrics: () => Promise<void>;
   beforeAll(async () => {
     if (redis && !withRedis) return;
     server = await startTestServer({ redis });
-    const started = await startMetricsServer(server.ctx.metrics.registry, 0, '127.0.0.1');
-    metricsPort = started.port;
+    const started = await startTelemetryServer(server.ctx.telemetry.registry, 0, '127.0.0.1');
+    telemetryPort = started.port;
     closeMetrics = started.close;
   });
   afterAll(async () => {
@@ -50,7 +50,7 @@ describe.each([
     for (let i = 0; i < 3; i++) await server.request('GET', `/api/v1/feedbacks/${item.id}`, { apiKey: project.apiKey });
     await server.request('GET', '/api/v1/feedbacks/00000000-0000-4000-8000-000000000000', { apiKey: project.apiKey });
     await server.request('GET', '/no/such/route');
-    const text = await scrape(metricsPort);
+    const text = await scrape(telemetryPort);
     const route = '/api/v1/feedbacks/:id';
     expect(sample(text, 'feedback_http_requests_total', { method: 'GET', route, status: '200' })).toBe(3);
     expect(sample(text, 'feedback_http_requests_total', { method: 'GET', route, status: '404' })).toBe(1);
@@ -61,19 +61,19 @@ describe.each([
 
   it.skipIf(redis && !withRedis)('reports ingestion batch sizes, ClickHouse insert latency and the outbox backlog', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const before = sample(await scrape(metricsPort), 'feedback_clickhouse_insert_rows_sum', { table: 'events' }) ?? 0;
+    const before = sample(await scrape(telemetryPort), 'feedback_clickhouse_insert_rows_sum', { table: 'events' }) ?? 0;
     const events = Array.from({ length: 250 }, (_, i) => ({ eventName: 'tap', userId: `u${i}` }));
     expect((await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events } })).status).toBe(200);
     await createFeedback(server, project);
     await eventually('events and facts written', 15_000, async () => {
-      const text = await scrape(metricsPort);
+      const text = await scrape(telemetryPort);
       return (
         (sample(text, 'feedback_clickhouse_insert_rows_sum', { table: 'events' }) ?? 0) >= before + 250 &&
         (sample(text, 'feedback_clickhouse_insert_rows_count', { table: 'facts' }) ?? 0) >= 1 &&
         sample(text, 'feedback_outbox_pending_facts') === 0
       );
     });
-    const text = await scrape(metricsPort);
+    const text = await scrape(telemetryPort);
     expect(sample(text, 'feedback_clickhouse_insert_duration_seconds_count', { table: 'events', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'feedback_outbox_lag_seconds')).toBe(0);
     if (redis) {
@@ -83,7 +83,7 @@ describe.each([
   });
 
   it.skipIf(redis && !withRedis)('answers 404 for anything but GET /metrics', async () => {
-    const response = await fetch(`http://127.0.0.1:${metricsPort}/other`);
+    const response = await fetch(`http://127.0.0.1:${telemetryPort}/other`);
     expect(response.status).toBe(404);
   });
 });

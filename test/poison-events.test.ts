@@ -35,7 +35,7 @@ function event(project: TestProject, patch: Partial<IngestEvent> = {}): IngestEv
     properties: { screen: 'home' },
     created_at: now,
     received_at: now,
-    client_id: false,
+    id_from_client: false,
     ...patch,
   };
 }
@@ -61,7 +61,7 @@ async function deadLetters(server: TestServer, query = '') {
 }
 
 async function deadLetterCount(server: TestServer, kind: string): Promise<number> {
-  const metric = await server.ctx.metrics.registry.getSingleMetric('feedback_dead_letters_total')?.get();
+  const metric = await server.ctx.telemetry.registry.getSingleMetric('feedback_dead_letters_total')?.get();
   return metric?.values.find((value) => value.labels.kind === kind)?.value ?? 0;
 }
 
@@ -213,7 +213,7 @@ describe('the EventWriter isolating refused rows', () => {
     await server?.close();
   });
 
-  const storeOf = (s: TestServer) => new PostgresDeadLetters(s.sql, silent, s.ctx.metrics);
+  const storeOf = (s: TestServer) => new PostgresDeadLetters(s.sql, silent, s.ctx.telemetry);
 
   it('stores a batch retried under the same token once, and its dead letter once (deterministic sub-batch tokens)', async () => {
     const good = Array.from({ length: 25 }, () => event(tenantB));

@@ -51,7 +51,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
   const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 
-  app.use(requestLog(deps.logger, deps.metrics));
+  app.use(requestLog(deps.logger, deps.telemetry));
   app.use(errorHandler(deps.logger));
   app.use(async (ctx, next) => {
     // A request dispatched while the server shuts down may sit on a connection that is about

@@ -8,14 +8,14 @@ import { PLAN_LIMITS } from '../core/plans.js';
 import { hashSecret } from '../core/secrets.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './state.js';
-import type { AppContext, AppState } from './state.js';
+import type { RequestContext, AppState } from './state.js';
 import { isUuid } from './validation.js';
 
 /**
  * Reads the request body (app.ts defers it to here): only once the caller is authenticated, its
  * budget charged and its project or account allowed, so no refused request has its body read.
  */
-async function readBody(ctx: AppContext): Promise<void> {
+async function readBody(ctx: RequestContext): Promise<void> {
   const read = ctx.state.readBody;
   ctx.state.readBody = undefined;
   await read?.();
@@ -42,7 +42,7 @@ export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Bud
   };
 }
 
-function bearerToken(ctx: AppContext): string | null {
+function bearerToken(ctx: RequestContext): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
   return match?.[1] ?? null;
 }
@@ -90,7 +90,7 @@ export function operatorAuth(operatorToken: string): Middleware<AppState> {
  */
 export async function ownedProject(
   sql: Sql,
-  ctx: AppContext,
+  ctx: RequestContext,
   id: string,
   options: { allowSuspended?: boolean } = {},
 ): Promise<ProjectWithPlan> {
@@ -104,7 +104,7 @@ export async function ownedProject(
 }
 
 /** The project authenticated by X-API-Key; only valid behind apiKeyAuth. */
-export function keyProject(ctx: AppContext): ProjectWithPlan {
+export function keyProject(ctx: RequestContext): ProjectWithPlan {
   const project = ctx.state.project;
   if (!project) throw unauthorized('missing X-API-Key header');
   return project;

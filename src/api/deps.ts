@@ -4,7 +4,7 @@ import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
 import type { EventSink } from '../workers/ingest/event-sink.js';
 import type { Logger } from '../core/logger.js';
 import type { RateLimits } from './middleware/rate-limit.js';
-import type { Metrics } from '../core/telemetry.js';
+import type { Telemetry } from '../core/telemetry.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
@@ -24,7 +24,7 @@ export type ApiDeps = {
   deliveryQueue?: DeliveryQueue | undefined;
   logger: Logger;
   /** Prometheus metrics of the process; requests are counted and timed when present. */
-  metrics?: Metrics | undefined;
+  telemetry?: Telemetry | undefined;
   operatorToken: string;
   /** Request budgets (Redis-backed with REDIS_URL), built once per process by src/context.ts. */
   rateLimits: RateLimits;

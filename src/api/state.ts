@@ -33,4 +33,4 @@ export type AppState = {
   readBody?: () => Promise<void>;
 };
 
-export type AppContext = ParameterizedContext<AppState>;
+export type RequestContext = ParameterizedContext<AppState>;

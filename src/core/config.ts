@@ -99,7 +99,7 @@ export type Config = {
   /** Prefix of every Redis key of this service (BullMQ queues, idempotency keys). */
   queuePrefix: string;
   /** Port of the Prometheus /metrics endpoint (0: not served). */
-  metricsPort: number;
+  telemetryPort: number;
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
   /**
@@ -193,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clickhouseCluster: e.CLICKHOUSE_CLUSTER,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
-    metricsPort: e.METRICS_PORT,
+    telemetryPort: e.METRICS_PORT,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,

@@ -12,7 +12,7 @@ export type IngestEvent = {
   created_at: string;
   received_at: string;
   /** true when the id came from the client's eventId: such events are checked for duplicates. */
-  client_id: boolean;
+  id_from_client: boolean;
 };
 
 /** SPEC 2.7 Tracked event, as the API returns it. */

@@ -5,9 +5,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * one process). Served on METRICS_PORT, apart from the API, so scrapes never meet rate limits or
  * auth and the API port exposes nothing internal.
  */
-export type Metrics = ReturnType<typeof createMetrics>;
+export type Telemetry = ReturnType<typeof createTelemetry>;
 
-export function createMetrics() {
+export function createTelemetry() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {
@@ -49,13 +49,13 @@ export function createMetrics() {
 }
 
 /** Times one ClickHouse insert of `rows` rows into `table`. */
-export async function observeInsert<T>(metrics: Metrics | undefined, table: string, rows: number, insert: () => Promise<T>): Promise<T> {
-  if (!metrics) return insert();
-  const stop = metrics.insertSeconds.startTimer({ table });
+export async function observeInsert<T>(telemetry: Telemetry | undefined, table: string, rows: number, insert: () => Promise<T>): Promise<T> {
+  if (!telemetry) return insert();
+  const stop = telemetry.insertSeconds.startTimer({ table });
   try {
     const result = await insert();
     stop({ outcome: 'ok' });
-    metrics.insertRows.observe({ table }, rows);
+    telemetry.insertRows.observe({ table }, rows);
     return result;
   } catch (error) {
     stop({ outcome: 'error' });
@@ -65,7 +65,7 @@ export async function observeInsert<T>(metrics: Metrics | undefined, table: stri
 
 /** A gauge whose value is read when Prometheus scrapes (queue depth, outbox lag). */
 export function scrapedGauge(
-  metrics: Metrics,
+  telemetry: Telemetry,
   spec: { name: string; help: string; labelNames?: string[] },
   read: (set: (value: number, labels?: Record<string, string>) => void) => Promise<void>,
 ): Gauge {
@@ -73,7 +73,7 @@ export function scrapedGauge(
     name: spec.name,
     help: spec.help,
     labelNames: spec.labelNames ?? [],
-    registers: [metrics.registry],
+    registers: [telemetry.registry],
     async collect() {
       try {
         await read((value, labels) => (labels ? this.set(labels, value) : this.set(value)));

@@ -65,6 +65,6 @@ export async function findStoredEvents(
     properties: row.properties_raw === '' ? null : (JSON.parse(row.properties_raw) as Record<string, unknown>),
     created_at: clickhouseTimeToIso(row.created_at),
     received_at: clickhouseTimeToIso(row.received_at),
-    client_id: true,
+    id_from_client: true,
   }));
 }

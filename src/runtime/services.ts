@@ -8,7 +8,7 @@ import { FactWriter } from '../workers/ingest/fact-writer.js';
 import { QueueEventSink } from '../workers/ingest/queue-sink.js';
 import { RateLimits } from '../api/middleware/rate-limit.js';
 import { createLogger, type Logger } from '../core/logger.js';
-import { createMetrics, scrapedGauge, type Metrics } from '../core/telemetry.js';
+import { createTelemetry, scrapedGauge, type Telemetry } from '../core/telemetry.js';
 import { createClickHouse, type ClickHouseClient } from '../olap/clickhouse.js';
 import { createSql, type Sql } from '../oltp/db.js';
 import { ProjectKeyCache } from '../oltp/projects.cache.js';
@@ -16,10 +16,10 @@ import { createMailer, type Mailer } from '../workers/notify/mailer.js';
 import { createDeliveryQueue, type DeliveryQueue } from '../workers/notify/deliveries.queue.js';
 import { createIngestQueue, type IngestQueue } from '../workers/ingest/ingest.queue.js';
 
-export type AppContext = {
+export type Services = {
   config: Config;
   logger: Logger;
-  metrics: Metrics;
+  telemetry: Telemetry;
   sql: Sql;
   /** API-key lookups remembered in process, invalidated by LISTEN/NOTIFY (projects.cache.ts). */
   projectKeys: ProjectKeyCache;
@@ -47,12 +47,12 @@ export type AppContext = {
  * Without DATABASE_URL it first starts the embedded PostgreSQL under DATA_DIR; without
  * CLICKHOUSE_URL, ClickHouse is the chDB engine inside this process.
  */
-export async function createAppContext(
+export async function createServices(
   config: Config,
   logger: Logger = createLogger(config.logLevel),
   /** Replacements for clients the config would build; fault-injection tests wrap ClickHouse. */
   overrides: { clickhouse?: ClickHouseClient } = {},
-): Promise<AppContext> {
+): Promise<Services> {
   const closers: (() => Promise<unknown>)[] = [];
   try {
     const postgres = await openPostgres(config, logger);
@@ -66,11 +66,11 @@ export async function createAppContext(
       overrides.clickhouse ??
       createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
     closers.unshift(() => clickhouse.close());
-    const metrics = createMetrics();
+    const telemetry = createTelemetry();
     // Rows ClickHouse refuses for their data go to PostgreSQL, so both writers isolate them there.
-    const deadLetters = new PostgresDeadLetters(sql, logger.child({ component: 'dead-letters' }), metrics);
-    const eventWriter = new EventWriter(clickhouse, deadLetters, metrics);
-    const factWriter = new FactWriter(clickhouse, deadLetters, metrics);
+    const deadLetters = new PostgresDeadLetters(sql, logger.child({ component: 'dead-letters' }), telemetry);
+    const eventWriter = new EventWriter(clickhouse, deadLetters, telemetry);
+    const factWriter = new FactWriter(clickhouse, deadLetters, telemetry);
 
     let redis: Redis | undefined;
     let queue: IngestQueue | undefined;
@@ -92,7 +92,7 @@ export async function createAppContext(
     }
     closers.unshift(() => eventSink.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);
-    registerBacklogGauges(metrics, sql, queue);
+    registerBacklogGauges(telemetry, sql, queue);
     const mailer = createMailer({
       smtpUrl: config.delivery.smtpUrl,
       from: config.delivery.mailFrom,
@@ -106,7 +106,7 @@ export async function createAppContext(
     return {
       config,
       logger,
-      metrics,
+      telemetry,
       sql,
       projectKeys,
       clickhouse,
@@ -187,23 +187,23 @@ async function connectRedis(url: string): Promise<Redis> {
  * Backlog gauges, read at scrape time: queue depth per state and the age of the oldest waiting
  * job (with Redis), and the outbox's pending facts and lag (how long the oldest has waited).
  */
-function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | undefined): void {
+function registerBacklogGauges(telemetry: Telemetry, sql: Sql, queue: IngestQueue | undefined): void {
   if (queue) {
-    scrapedGauge(metrics, { name: 'feedback_queue_jobs', help: 'Ingest queue jobs by state', labelNames: ['state'] }, async (set) => {
+    scrapedGauge(telemetry, { name: 'feedback_queue_jobs', help: 'Ingest queue jobs by state', labelNames: ['state'] }, async (set) => {
       const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'failed');
       for (const [state, count] of Object.entries(counts)) set(count, { state });
     });
-    scrapedGauge(metrics, { name: 'feedback_queue_oldest_wait_seconds', help: 'Age of the oldest waiting ingest job' }, async (set) => {
+    scrapedGauge(telemetry, { name: 'feedback_queue_oldest_wait_seconds', help: 'Age of the oldest waiting ingest job' }, async (set) => {
       const [oldest] = await queue.getJobs(['wait'], -1, -1, true);
       set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
     });
   }
-  scrapedGauge(metrics, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
+  scrapedGauge(telemetry, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
     set(row?.n ?? 0);
   });
   scrapedGauge(
-    metrics,
+    telemetry,
     { name: 'feedback_deliveries', help: 'Notification deliveries waiting (pending) or given up (failed)', labelNames: ['status'] },
     async (set) => {
       const rows = await sql<{ status: string; n: number }[]>`
@@ -212,11 +212,11 @@ function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | 
       for (const row of rows) set(row.n, { status: row.status });
     },
   );
-  scrapedGauge(metrics, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
+  scrapedGauge(telemetry, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
     set(row?.n ?? 0);
   });
-  scrapedGauge(metrics, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
+  scrapedGauge(telemetry, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
     const [row] = await sql<{ lag: number | null }[]>`
       select extract(epoch from clock_timestamp() - min(occurred_at))::float8 as lag from outbox`;
     set(row?.lag ?? 0);

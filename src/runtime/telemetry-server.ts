@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
 /** Serves GET /metrics of `registry` on its own port; resolves with the port and a close(). */
-export async function startMetricsServer(
+export async function startTelemetryServer(
   registry: Registry,
   port: number,
   host: string,

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { apiRunsWorkers, loadConfig } from '../../src/core/config.js';
-import { createAppContext, type AppContext } from '../../src/runtime/services.js';
+import { createServices, type Services } from '../../src/runtime/services.js';
 import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { createSql } from '../../src/oltp/db.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
@@ -34,9 +34,9 @@ export type RequestOptions = {
 
 export type TestServer = {
   url: string;
-  ctx: AppContext;
-  sql: AppContext['sql'];
-  clickhouse: AppContext['clickhouse'];
+  ctx: Services;
+  sql: Services['sql'];
+  clickhouse: Services['clickhouse'];
   workers: Workers | undefined;
   operatorToken: string;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResponse<T>>;
@@ -54,7 +54,7 @@ export type TestServerOptions = {
    * Builds the ClickHouse client instead of the config (e.g. a fault-injecting wrapper around a
    * real chDB connection); receives the server's own data directory.
    */
-  clickhouse?: (dataDir: string) => AppContext['clickhouse'];
+  clickhouse?: (dataDir: string) => Services['clickhouse'];
   /** Environment variables for loadConfig on top of the test's own (e.g. small RATE_LIMIT_* budgets). */
   env?: Record<string, string>;
 };
@@ -97,7 +97,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const ctx = await createAppContext(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});
+  const ctx = await createServices(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});
   await migrateClickHouse(ctx.clickhouse);
   const workers = options.workers !== false && apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
   const app = buildApp({ ...ctx, operatorToken });

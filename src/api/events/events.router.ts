@@ -21,7 +21,7 @@ function toIngestEvent(projectId: string, body: TrackEventBody, receivedAt: stri
     properties: body.properties ?? null,
     created_at: body.timestamp ? new Date(body.timestamp).toISOString() : receivedAt,
     received_at: receivedAt,
-    client_id: body.eventId !== undefined,
+    id_from_client: body.eventId !== undefined,
   };
 }
 

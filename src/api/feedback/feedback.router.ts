@@ -8,21 +8,21 @@ import type { ApiDeps } from '../deps.js';
 import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
 import { presentComment, presentFeedback } from '../presenters.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 
 /** The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. */
-const viewerOf = (ctx: AppContext) => ctx.get('x-user-id') || undefined;
+const viewerOf = (ctx: RequestContext) => ctx.get('x-user-id') || undefined;
 
 /** A malformed id cannot name an item, so it is a 404 like any missing one. */
-function feedbackId(ctx: AppContext): string {
+function feedbackId(ctx: RequestContext): string {
   const id = ctx.params.id ?? '';
   if (!isUuid(id)) throw notFound('feedback not found');
   return id;
 }
 
 /** Writes to an archived project are refused (SPEC 3): it is read-only. */
-function assertWritable(ctx: AppContext) {
+function assertWritable(ctx: RequestContext) {
   if (keyProject(ctx).archived) throw forbidden('project is archived');
 }
 

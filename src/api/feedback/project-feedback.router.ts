@@ -5,10 +5,10 @@ import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { ListFeedbacksQuery, MergeFeedbackBody, UpdateFeedbackBody } from './feedback.schema.js';
 import { presentFeedback } from '../presenters.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 
-function feedbackIdParam(ctx: AppContext): string {
+function feedbackIdParam(ctx: RequestContext): string {
   const id = ctx.params.feedbackId ?? '';
   if (!isUuid(id)) throw notFound('feedback not found');
   return id;

@@ -14,14 +14,14 @@ import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound, paymentRequired } from '../errors.js';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
 import { presentIntegration } from '../presenters.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { camelKeys, isUuid, parseBody } from '../validation.js';
 
 function requireIntegrationsPlan(project: ProjectWithPlan) {
   if (!PLAN_LIMITS[project.plan].integrations) throw paymentRequired('integrations require the Pro or Team plan');
 }
 
-function integrationIdParam(ctx: AppContext): string {
+function integrationIdParam(ctx: RequestContext): string {
   const id = ctx.params.integrationId ?? '';
   if (!isUuid(id)) throw notFound('integration not found');
   return id;

@@ -4,7 +4,7 @@ import { MetricsError } from './metrics.errors.js';
 import * as metrics from './metrics.service.js';
 import { adminAuth, apiKeyAuth, keyProject, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { readQuery } from '../validation.js';
 
 type Operation = (client: ClickHouseClient, target: metrics.MetricsTarget, query: Record<string, string | undefined>) => Promise<unknown>;
@@ -23,7 +23,7 @@ const OPERATIONS: Record<string, { run: Operation; parameters: readonly string[]
  * The operation's query parameters under their documented names (readQuery: the camelCase alias
  * of each, `measures` repeated or as a comma list); refusals in the metrics error body.
  */
-function metricsQuery(ctx: AppContext, parameters: readonly string[]): Record<string, string | undefined> {
+function metricsQuery(ctx: RequestContext, parameters: readonly string[]): Record<string, string | undefined> {
   return readQuery(ctx.query, parameters, (name, problem) => new MetricsError('METRICS_INVALID_PARAMETER', `${name} ${problem}`), {
     lists: ['measures'],
   });

@@ -38,7 +38,7 @@ export type CommonQuery = {
   event?: string | undefined;
 };
 
-type Plan_ = { window: MetricsWindow; echo: Echo; scope: q.Scope; names: q.NameFilter; measures: Measure[] };
+type ResolvedQuery = { window: MetricsWindow; echo: Echo; scope: q.Scope; names: q.NameFilter; measures: Measure[] };
 
 const customEventsReadable = (plan: Plan) => PLAN_LIMITS[plan].customEventsReadable;
 
@@ -69,7 +69,7 @@ function parseMeasures(value: string | undefined, surface: Surface, fallback: re
  * excluded below Pro (event_scope predefined_only), the window clamped to the plan's allowance,
  * and the 402 for an `event` filter naming a custom event below Pro.
  */
-function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly Measure[]): Plan_ {
+function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly Measure[]): ResolvedQuery {
   const window = resolveWindow(query, target.plan);
   const allNames = customEventsReadable(target.plan);
   if (query.event !== undefined) {
@@ -102,7 +102,7 @@ function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly 
  */
 async function measureBuckets(
   client: ClickHouseClient,
-  p: Plan_,
+  p: ResolvedQuery,
   bucket: q.BucketSpec,
   starts: string[],
 ): Promise<Map<string, MeasureValues>> {

@@ -9,7 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { AppContext, AppState, Budget, Caller, ChargeRateLimit } from '../state.js';
+import type { RequestContext, AppState, Budget, Caller, ChargeRateLimit } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
@@ -199,7 +199,7 @@ function tooManyRequests(verdict: Verdict, what: string): AppError {
  * The client's address: the TCP peer, or behind `hops` trusted reverse proxies the X-Forwarded-For
  * entry the outermost of them appended (entries further left are the client's own claims).
  */
-export function clientIp(ctx: AppContext, hops: number): string {
+export function clientIp(ctx: RequestContext, hops: number): string {
   let ip = ctx.req.socket.remoteAddress ?? 'unknown';
   if (hops > 0) {
     const forwarded = ctx

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from '../../core/logger.js';
-import type { Metrics } from '../../core/telemetry.js';
+import type { Telemetry } from '../../core/telemetry.js';
 import type { AppState } from '../state.js';
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -10,7 +10,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * Gives every request an id (the caller's X-Request-Id when it is sane, else a new one), returns
  * it, and logs one line when the response is done. Headers are not logged: they carry keys.
  */
-export function requestLog(logger: Logger, metrics?: Metrics): Middleware<AppState> {
+export function requestLog(logger: Logger, telemetry?: Telemetry): Middleware<AppState> {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('x-request-id');
@@ -21,11 +21,11 @@ export function requestLog(logger: Logger, metrics?: Metrics): Middleware<AppSta
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const matched = (ctx as { _matchedRoute?: string })._matchedRoute;
-      if (metrics) {
+      if (telemetry) {
         // Route patterns only: raw paths of unknown routes would make unbounded label values.
         const labels = { method: ctx.method, route: matched ?? 'unmatched', status: String(ctx.status) };
-        metrics.httpRequests.inc(labels);
-        metrics.httpDuration.observe(labels, durationMs / 1000);
+        telemetry.httpRequests.inc(labels);
+        telemetry.httpDuration.observe(labels, durationMs / 1000);
       }
       logger.info(
         {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Router } from '@koa/router';
 import { notFound } from '../errors.js';
 import { DOCS_ASSETS, openApiYaml } from './document.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 
 export const OPENAPI_PATH = '/openapi/openapi.yaml';
 export const DOCS_PATH = '/docs';
@@ -64,7 +64,7 @@ export function openapiRouter({ apiPrefix }: { apiPrefix: string }): Router<AppS
   const router = new Router<AppState>();
   let yaml: string | undefined;
 
-  const document = (ctx: AppContext) => {
+  const document = (ctx: RequestContext) => {
     yaml ??= openApiYaml();
     ctx.type = 'application/yaml; charset=utf-8';
     ctx.set('Cache-Control', 'no-cache');

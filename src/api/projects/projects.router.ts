@@ -7,10 +7,10 @@ import type { ApiDeps } from '../deps.js';
 import { paymentRequired, unauthorized } from '../errors.js';
 import { CreateProjectBody, UpdateProjectBody } from '../operator/management.schema.js';
 import { presentProject } from '../presenters.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { parseBody } from '../validation.js';
 
-function accountOf(ctx: AppContext) {
+function accountOf(ctx: RequestContext) {
   const account = ctx.state.account;
   if (!account) throw unauthorized('missing admin bearer token');
   return account;

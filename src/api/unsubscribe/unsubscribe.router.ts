@@ -4,7 +4,7 @@ import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import { unsubscribe, unsubscribeLink, type UnsubscribeLink } from '../../oltp/notifications.repo.js';
 import type { ApiDeps } from '../deps.js';
 import { notFound } from '../errors.js';
-import type { AppContext, AppState } from '../state.js';
+import type { RequestContext, AppState } from '../state.js';
 import { isUuid } from '../validation.js';
 
 const UNKNOWN_LINK = 'unknown or expired unsubscribe link';
@@ -23,12 +23,12 @@ const UNKNOWN_LINK = 'unknown or expired unsubscribe link';
  */
 export function unsubscribeRouter({ sql, config }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const tokenOf = (ctx: AppContext) => {
+  const tokenOf = (ctx: RequestContext) => {
     const token = ctx.params.token ?? '';
     return isUuid(token) ? token : null;
   };
-  const prefersHtml = (ctx: AppContext) => ctx.accepts('json', 'html') === 'html';
-  const html = (ctx: AppContext, page: string) => {
+  const prefersHtml = (ctx: RequestContext) => ctx.accepts('json', 'html') === 'html';
+  const html = (ctx: RequestContext, page: string) => {
     ctx.type = 'html';
     ctx.body = page;
   };

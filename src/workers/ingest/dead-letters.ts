@@ -1,5 +1,5 @@
 import type { Logger } from '../../core/logger.js';
-import type { Metrics } from '../../core/telemetry.js';
+import type { Telemetry } from '../../core/telemetry.js';
 import type { DataError } from '../../olap/insert-errors.js';
 import type { Sql } from '../../oltp/db.js';
 import { recordDeadLetters, type DeadLetterKind, type NewDeadLetter } from '../../oltp/dead-letters.repo.js';
@@ -35,14 +35,14 @@ export class PostgresDeadLetters implements DeadLetterStore {
   constructor(
     private readonly sql: Sql,
     private readonly logger: Logger,
-    private readonly metrics?: Metrics,
+    private readonly telemetry?: Telemetry,
   ) {}
 
   async record(letters: NewDeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
     const added = await recordDeadLetters(this.sql, letters);
     for (const [kind, count] of added) {
-      this.metrics?.deadLetters.inc({ kind }, count);
+      this.telemetry?.deadLetters.inc({ kind }, count);
       this.logger.warn({ kind, count, errors: [...new Set(letters.map((letter) => letter.errorName))] }, 'rows refused by ClickHouse were dead-lettered');
     }
   }

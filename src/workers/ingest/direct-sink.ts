@@ -26,7 +26,7 @@ export class DirectEventSink implements EventSink {
     if (this.#closed) throw new SinkUnavailableError('shutting down');
     const result = await this.#batcher.add(events);
     return events.map((event) =>
-      event.client_id ? (result.stored.get(eventKey(event.project_id, event.event_id)) ?? event) : event,
+      event.id_from_client ? (result.stored.get(eventKey(event.project_id, event.event_id)) ?? event) : event,
     );
   }
 

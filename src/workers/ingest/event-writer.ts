@@ -1,4 +1,4 @@
-import { observeInsert, type Metrics } from '../../core/telemetry.js';
+import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents, insertEvents } from '../../olap/events.table.js';
 import { deadLetter, type DeadLetterStore } from './dead-letters.js';
@@ -39,11 +39,11 @@ export class EventWriter {
   constructor(
     private readonly clickhouse: ClickHouseClient,
     private readonly deadLetters: DeadLetterStore,
-    private readonly metrics?: Metrics,
+    private readonly telemetry?: Telemetry,
   ) {}
 
   async write(events: IngestEvent[], token: string, options: WriteOptions = {}): Promise<WriteResult> {
-    const checked = (event: IngestEvent) => options.checkAll === true || event.client_id;
+    const checked = (event: IngestEvent) => options.checkAll === true || event.id_from_client;
     const toCheck = events.filter(checked);
     const stored = new Map<string, IngestEvent>();
     if (toCheck.length > 0) {
@@ -66,7 +66,7 @@ export class EventWriter {
       fresh.push(event);
     }
     const refused = await insertIsolating(fresh, token, (rows, rowsToken) =>
-      observeInsert(this.metrics, 'events', rows.length, () => insertEvents(this.clickhouse, rows, rowsToken)),
+      observeInsert(this.telemetry, 'events', rows.length, () => insertEvents(this.clickhouse, rows, rowsToken)),
     );
     await this.deadLetters.record(
       refused.map(({ row, error }) => deadLetter('event', row.project_id, eventKey(row.project_id, row.event_id), row, error)),

@@ -1,4 +1,4 @@
-import { observeInsert, type Metrics } from '../../core/telemetry.js';
+import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { insertFacts } from '../../olap/facts.table.js';
 import { deadLetter, type DeadLetterStore } from './dead-letters.js';
@@ -15,13 +15,13 @@ export class FactWriter {
   constructor(
     private readonly clickhouse: ClickHouseClient,
     private readonly deadLetters: DeadLetterStore,
-    private readonly metrics?: Metrics,
+    private readonly telemetry?: Telemetry,
   ) {}
 
   /** Resolves once every fact is stored or dead-lettered; returns how many were dead-lettered. */
   async write(facts: FactRow[], token: string): Promise<{ deadLettered: number }> {
     const refused = await insertIsolating(facts, token, (rows, rowsToken) =>
-      observeInsert(this.metrics, 'facts', rows.length, () => insertFacts(this.clickhouse, rows, rowsToken)),
+      observeInsert(this.telemetry, 'facts', rows.length, () => insertFacts(this.clickhouse, rows, rowsToken)),
     );
     await this.deadLetters.record(refused.map(({ row, error }) => deadLetter('fact', row.project_id, row.fact_id, row, error)));
     return { deadLettered: refused.length };

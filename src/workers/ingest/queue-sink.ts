@@ -67,7 +67,7 @@ export class QueueEventSink implements EventSink {
 
   /** Claims each client eventId (SET NX); a taken one is replaced by the event first accepted. */
   async #claimClientIds(events: IngestEvent[]): Promise<{ accepted: IngestEvent[]; claimed: string[] }> {
-    const withClientId = events.filter((event) => event.client_id);
+    const withClientId = events.filter((event) => event.id_from_client);
     if (withClientId.length === 0) return { accepted: events, claimed: [] };
     const pipeline = this.redis.pipeline();
     for (const event of withClientId) {
@@ -85,7 +85,7 @@ export class QueueEventSink implements EventSink {
         claimed.push(key);
       }
     });
-    const accepted = events.map((event) => (event.client_id ? (firstAccepted.get(this.#responseKey(event)) ?? event) : event));
+    const accepted = events.map((event) => (event.id_from_client ? (firstAccepted.get(this.#responseKey(event)) ?? event) : event));
     return { accepted, claimed };
   }
 
