@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { errorBody } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -9,8 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-const errorBody = { error: true, reason: expect.any(String) };
 
 type Route = { method: string; path: (feedbackId: string) => string; body?: unknown };
 

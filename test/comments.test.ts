@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
+import { expectError, MISSING_ID } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -10,16 +11,10 @@ afterAll(async () => {
   await server?.close();
 });
 
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const COMMENT_FIELDS = ['id', 'content', 'user_id', 'is_admin', 'created_at'].sort();
 
 /** Every error outside the metrics API has the SPEC 7.1 body `{ error: true, reason }`. */
-function expectError(response: HttpResponse, status: number, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toEqual({ error: true, reason: expect.any(String) });
-  if (field !== undefined) expect(response.body.reason).toContain(field);
-}
 
 const postComment = (project: TestProject, feedbackId: string, body: unknown) =>
   server.request('POST', `/api/v1/feedbacks/${feedbackId}/comments`, { apiKey: project.apiKey, body });

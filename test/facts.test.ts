@@ -12,21 +12,7 @@ import { startTestServer, type TestServer } from './helpers/server.js';
 const withRedis = await redisAvailable();
 
 /** A row of ClickHouse `facts` as read back (ids and times as text, so nothing is rounded). */
-type StoredFact = {
-  fact_id: string;
-  kind: FactKind;
-  feedback_id: string | null;
-  user_id: string;
-  category: string;
-  status: string;
-  previous_status: string;
-  merged_into_id: string | null;
-  comment_id: string | null;
-  is_admin: boolean;
-  mrr: number | null;
-  first_seen_at: string | null;
-  occurred_at: string;
-};
+type StoredFact = Omit<FactRow, 'project_id'>;
 
 /** What a fact says, without its id and times (checked separately). */
 type FactContent = Omit<StoredFact, 'fact_id' | 'first_seen_at' | 'occurred_at'>;

@@ -9,6 +9,7 @@ import {
   type TestProject,
 } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { errorBody, MISSING_ID } from './helpers/expect.js';
 
 /*
  * Integrations (SPEC 8.2: Pro and Team): Slack and Discord incoming webhooks and signed generic
@@ -23,8 +24,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-const errorBody = { error: true, reason: expect.any(String) };
 const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/XXXX';
 const DISCORD_URL = 'https://discord.com/api/webhooks/123/abc';
 const WEBHOOK_URL = 'https://example.com/hooks/feedback';

@@ -9,6 +9,7 @@ import {
   type TestProject,
 } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { errorBody, MISSING_ID } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,8 +19,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-const errorBody = { error: true, reason: expect.any(String) };
 const uniqueEmail = () => `owner-${randomUUID()}@example.com`;
 
 /** POST /projects with the account's admin token, returning the raw response. */

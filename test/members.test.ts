@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createAccount, createProject, setPlan, setSuspended, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { errorBody, MISSING_ID } from './helpers/expect.js';
 
 /*
  * Team members (SPEC 8.2: Team tier only). A member belongs to a project and gets its own admin
@@ -16,8 +17,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-const errorBody = { error: true, reason: expect.any(String) };
 const uniqueEmail = (prefix = 'member') => `${prefix}-${randomUUID()}@example.com`;
 const membersPath = (project: { id: string }) => `/api/v1/projects/${project.id}/members`;
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
+import { errorBody, MISSING_ID } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -11,8 +12,6 @@ afterAll(async () => {
 });
 
 const STATUSES = ['pending', 'approved', 'in_progress', 'testflight', 'completed', 'rejected'] as const;
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-const errorBody = { error: true, reason: expect.any(String) };
 
 /** PATCH /projects/:id/feedbacks/:feedbackId with the project's admin token. */
 function patchFeedback(project: TestProject, feedbackId: string, body: unknown) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
+import { expectError } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -15,11 +16,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SDK_USER_FIELDS = ['id', 'user_id', 'mrr', 'first_seen_at', 'last_seen_at'].sort();
 
 /** Every error outside the metrics API has the SPEC 7.1 body `{ error: true, reason }`. */
-function expectError(response: HttpResponse, status: number, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toEqual({ error: true, reason: expect.any(String) });
-  if (field !== undefined) expect(response.body.reason).toContain(field);
-}
 
 const register = (project: TestProject, body: unknown) =>
   server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body });

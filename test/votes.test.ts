@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
+import { expectError, MISSING_ID } from './helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -11,14 +12,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const MISSING_ID = '00000000-0000-4000-8000-000000000000';
-
 /** Every error outside the metrics API has the SPEC 7.1 body `{ error: true, reason }`. */
-function expectError(response: HttpResponse, status: number, field?: string) {
-  expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toEqual({ error: true, reason: expect.any(String) });
-  if (field !== undefined) expect(response.body.reason).toContain(field);
-}
 
 const vote = (project: TestProject, feedbackId: string, body: unknown) =>
   server.request('POST', `/api/v1/feedbacks/${feedbackId}/votes`, { apiKey: project.apiKey, body });
