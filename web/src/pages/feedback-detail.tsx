@@ -138,12 +138,14 @@ function StatusForm({ projectId, item, onChanged }: { projectId: string; item: F
           <textarea id="rejection-reason" maxLength={500} rows={3} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
         </>
       )}
-      <button type="submit" class="primary" disabled={busy}>
-        Save status
-      </button>
-      <span role="status" class="muted">
-        {saved ? ' Saved.' : ''}
-      </span>
+      <div class="button-row form-actions">
+        <button type="submit" class="primary" disabled={busy}>
+          Save status
+        </button>
+        <span role="status" class="muted">
+          {saved ? 'Saved.' : ''}
+        </span>
+      </div>
       {failure && <FailureNotice failure={failure} />}
     </form>
   );

@@ -131,17 +131,21 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
           <tr>
             <th scope="col">Title</th>
             <th scope="col">Status</th>
-            <th scope="col">Category</th>
+            <th scope="col" class="col-optional">
+              Category
+            </th>
             <th scope="col" class="num">
               Votes
             </th>
             <th scope="col" class="num">
               Voters' MRR
             </th>
-            <th scope="col" class="num">
+            <th scope="col" class="num col-optional">
               Comments
             </th>
-            <th scope="col">Created</th>
+            <th scope="col" class="col-optional">
+              Created
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -154,11 +158,11 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
               <td>
                 <StatusBadge status={item.status} />
               </td>
-              <td>{CATEGORY_LABELS[item.category]}</td>
+              <td class="col-optional">{CATEGORY_LABELS[item.category]}</td>
               <td class="num">{formatCount(item.vote_count)}</td>
               <td class="num">{formatMoney(item.total_mrr)}</td>
-              <td class="num">{formatCount(item.comment_count)}</td>
-              <td>{formatDate(item.created_at)}</td>
+              <td class="num col-optional">{formatCount(item.comment_count)}</td>
+              <td class="col-optional">{formatDate(item.created_at)}</td>
             </tr>
           ))}
         </tbody>
