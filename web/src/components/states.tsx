@@ -78,10 +78,11 @@ function describeStatus(status: number): string {
 
 /** A 402: what the plan does not include, and which plan includes it. */
 export function PlanGate({ reason, lift }: { reason: string; lift?: string | undefined }) {
+  const sentence = `${reason.charAt(0).toUpperCase()}${reason.slice(1)}${reason.endsWith('.') ? '' : '.'}`;
   return (
     <div class="notice notice-plan" role="note" aria-label="Plan limit">
       <p>
-        <strong>Not on your plan.</strong> {reason.endsWith('.') ? reason : `${reason}.`}
+        <strong>Not on your plan.</strong> {sentence}
       </p>
       {lift && <p>{lift}</p>}
       <p class="muted">Plans are changed by the service's operator.</p>
