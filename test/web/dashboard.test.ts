@@ -116,6 +116,21 @@ describe('feedback', () => {
     expect(t.page.url()).toContain('q=export');
 
     await t.page.getByLabel('Search titles').fill('');
+    // Sorted by the voters' MRR: the item with fewer votes but a paying voter comes first.
+    const calendar = await createFeedback(server, team.apiKey, 'Calendar view');
+    for (const userId of ['fan-1', 'fan-2']) {
+      await server.request('POST', `/api/v1/feedbacks/${calendar.id}/votes`, { apiKey: team.apiKey, body: { userId } });
+    }
+    const exportItem = (await server.request('GET', '/api/v1/feedbacks', { apiKey: team.apiKey })).body.find((f: { title: string }) => f.title === 'Export to CSV');
+    await server.request('POST', '/api/v1/users/register', { apiKey: team.apiKey, body: { userId: 'whale', mrr: 500 } });
+    await server.request('POST', `/api/v1/feedbacks/${exportItem.id}/votes`, { apiKey: team.apiKey, body: { userId: 'whale' } });
+    await t.page.reload();
+    const firstTitle = () => t.page.getByRole('region', { name: 'Feedback items' }).getByRole('row').nth(1).getByRole('link').textContent();
+    await expect.poll(firstTitle).toBe('Calendar view');
+    await t.page.getByLabel('Sort by').selectOption('mrr');
+    await expect.poll(firstTitle).toBe('Export to CSV');
+    expect(await t.page.getByRole('region', { name: 'Feedback items' }).getByRole('row').nth(1).textContent()).toContain('$500.00');
+
     await t.page.getByLabel('Category').selectOption('improvement');
     await t.page.getByRole('row').filter({ hasText: 'Dark mode' }).waitFor({ state: 'detached' });
     expect(await t.page.getByRole('navigation', { name: 'Status' }).getByRole('link', { name: /Pending/ }).textContent()).toContain('1');
@@ -157,10 +172,17 @@ describe('feedback', () => {
     expect(into.body.merged_feedback_ids).toContain(source.id);
     expect(into.body.vote_count).toBe(2);
 
+    // The inbox leaves merged items out unless asked for.
+    await t.page.goto(`${server.url}/projects/${team.projectId}/feedback?q=theme`);
+    await t.page.getByRole('link', { name: 'Dark theme support' }).waitFor();
+    expect(await t.page.getByRole('link', { name: 'Night theme please' }).count()).toBe(0);
+    await t.page.getByLabel('Show merged items').check();
+    await t.page.getByRole('link', { name: 'Night theme please' }).waitFor();
+
     // Comments need the project's API key (no owner route for them): pasted once, kept in the tab.
     await server.request('POST', `/api/v1/feedbacks/${target.id}/comments`, { apiKey: team.apiKey, body: { content: 'Please, my eyes!', userId: 'user-7' } });
     await t.page.getByRole('link', { name: 'Dark theme support' }).click();
-    await t.page.getByRole('heading', { name: 'Dark theme support' }).waitFor();
+    await t.page.getByRole('heading', { level: 1, name: 'Dark theme support' }).waitFor();
     await t.page.getByLabel('Project API key').fill(team.apiKey);
     await t.page.getByRole('button', { name: 'Show comments' }).click();
     await t.page.getByText('Please, my eyes!').waitFor();
@@ -169,6 +191,43 @@ describe('feedback', () => {
     await t.page.getByText('On the roadmap for May.').waitFor();
     const comments = await server.request('GET', `/api/v1/feedbacks/${target.id}/comments`, { apiKey: team.apiKey });
     expect(comments.body.at(-1)).toMatchObject({ content: 'On the roadmap for May.', is_admin: true });
+  });
+});
+
+describe('states', () => {
+  it('draws an empty inbox, a 429 as wait-and-retry and a 5xx with its request id', async () => {
+    const empty = await accountWithProject(server, 'pro', 'Brand new app');
+    const t = await tab();
+    await signIn(t, server, empty.token, `/projects/${empty.projectId}/feedback`);
+    await t.page.getByText('No feedback yet').waitFor();
+
+    // The service's refusals, answered in the browser for the next list request only: the API
+    // cannot be made to fail on demand, and these are the pages' reactions to tell apart.
+    const list = `**/api/v1/projects/${empty.projectId}/feedbacks*`;
+    await t.page.route(list, (route) =>
+      route.fulfill({ status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' }, body: '{"error":true,"reason":"rate limit exceeded"}' }),
+      { times: 1 },
+    );
+    await t.page.reload();
+    await expect.poll(() => t.page.getByRole('alert').textContent()).toContain('Too many requests: the service asks to wait 2 s');
+    const retry = t.page.getByRole('button', { name: /Retry/ });
+    expect(await retry.isDisabled()).toBe(true);
+    await t.page.getByRole('button', { name: 'Retry now' }).click({ timeout: 5_000 });
+    await t.page.getByText('No feedback yet').waitFor();
+
+    await t.page.route(list, (route) =>
+      route.fulfill({ status: 503, headers: { 'x-request-id': 'req-abc-123', 'content-type': 'application/json' }, body: '{"error":true,"reason":"unavailable"}' }),
+      { times: 1 },
+    );
+    await t.page.reload();
+    await expect.poll(() => t.page.getByRole('alert').textContent()).toContain('The service failed to answer (503)');
+    expect(await t.page.locator('.request-id').textContent()).toBe('req-abc-123');
+    await t.page.getByRole('button', { name: 'Try again' }).click();
+    await t.page.getByText('No feedback yet').waitFor();
+    // Chromium logs the deliberate 503 as a failed resource: expected here, and only here.
+    const expected = (problem: string) => problem.includes('status of 503');
+    expect(t.problems.filter(expected)).toHaveLength(1);
+    t.problems.splice(0, t.problems.length, ...t.problems.filter((problem) => !expected(problem)));
   });
 });
 

@@ -27,12 +27,14 @@ export const session = {
     return storage()?.getItem(TOKEN_KEY) ?? memoryToken;
   },
   signIn(token: string) {
+    endedBecause = null;
     memoryToken = token;
     storage()?.setItem(TOKEN_KEY, token);
     listeners.forEach((listener) => listener());
   },
   /** Forgets the token and every API key of this tab. */
   signOut() {
+    endedBecause = null;
     memoryToken = null;
     const store = storage();
     if (store) {
@@ -44,14 +46,13 @@ export const session = {
   },
   /** The service refused the token: sign out, remembering why for the sign-in page. */
   expire() {
-    endedBecause = 'The service no longer accepts this token. Sign in again.';
     this.signOut();
+    // Set after signOut (which clears it); the sign-in page renders after this returns.
+    endedBecause = 'The service no longer accepts this token. Sign in again.';
   },
-  /** The reason the last session expired, once. */
-  takeEndReason(): string | null {
-    const reason = endedBecause;
-    endedBecause = null;
-    return reason;
+  /** Why the last session expired, until the next sign-in (a remounted sign-in page shows it too). */
+  endReason(): string | null {
+    return endedBecause;
   },
   apiKey(projectId: string): string | null {
     return storage()?.getItem(API_KEY_PREFIX + projectId) ?? null;

@@ -15,7 +15,7 @@ export function SignInPage() {
   const [token, setToken] = useState('');
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
-  const [ended] = useState(() => session.takeEndReason());
+  const ended = session.endReason();
 
   useEffect(() => {
     document.title = 'Sign in · Feedback dashboard';
