@@ -11,6 +11,8 @@ export const WEB_DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.
 /** Vite names every file under assets/ by its content hash: a changed file gets a new name. */
 const ASSETS_PREFIX = '/assets/';
 const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60;
+/** The one unhashed file besides index.html (web/public/). */
+const FAVICON = '/favicon.svg';
 
 /**
  * The pages run only this origin's files: no inline script, no eval, no other origin, and no
@@ -40,6 +42,13 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=()',
 };
 
+/**
+ * The app's own pages (web/src/app.tsx): index.html answers these, so a shared link opens its
+ * page. Any other path keeps the service's JSON 404 (SPEC 7.1), as before the dashboard.
+ */
+const PAGE_PATHS = [/^\/$/, /^\/signin$/, /^\/projects(?:\/[^.]*)?$/];
+const isPagePath = (requestPath: string) => PAGE_PATHS.some((pattern) => pattern.test(requestPath));
+
 /** Paths the dashboard never answers: the API and the service's own documents keep their 404s. */
 function isServicePath(requestPath: string, apiPrefix: string): boolean {
   return (
@@ -55,23 +64,25 @@ export type WebStaticOptions = { apiPrefix: string; distDir?: string };
 
 /**
  * Serves the owners' dashboard (web/) at `/`: hashed files under /assets/ cached for a year as
- * immutable; every other GET that names no file gets index.html, uncached, so a shared link to
- * any page of the single-page app opens it, and a new deployment is picked up at the next load.
- * Registered after the API's routers: it only sees requests none of them answered.
+ * immutable; the app's page paths get index.html, uncached, so a shared link to any page of the
+ * single-page app opens it, and a new deployment is picked up at the next load. Registered after
+ * the API's routers: it only sees requests none of them answered.
  */
 export function webStatic({ apiPrefix, distDir = WEB_DIST_DIR }: WebStaticOptions): Middleware<AppState> {
   return async (ctx, next) => {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || isServicePath(ctx.path, apiPrefix)) return next();
-    ctx.set(SECURITY_HEADERS);
     if (ctx.path.startsWith(ASSETS_PREFIX)) {
+      ctx.set(SECURITY_HEADERS);
       await send(ctx, ctx.path, { root: distDir, maxage: ONE_YEAR_SECONDS * 1000, immutable: true, index: false, gzip: true, brotli: true });
       return;
     }
-    // A path with an extension names a file (favicon.svg); anything else is a page of the app.
-    if (path.posix.extname(ctx.path) !== '') {
-      await send(ctx, ctx.path, { root: distDir, maxage: 60 * 60 * 1000, index: false, gzip: true, brotli: true });
+    if (ctx.path === FAVICON) {
+      ctx.set(SECURITY_HEADERS);
+      await send(ctx, ctx.path, { root: distDir, maxage: 24 * 60 * 60 * 1000, index: false });
       return;
     }
+    if (!isPagePath(ctx.path)) return next();
+    ctx.set(SECURITY_HEADERS);
     if (!existsSync(path.join(distDir, 'index.html'))) {
       ctx.status = 503;
       ctx.type = 'text/plain; charset=utf-8';

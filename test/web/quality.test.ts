@@ -126,6 +126,12 @@ describe('serving', () => {
     const unknownApi = await fetch(`${server.url}/api/v1/no-such-route`);
     expect(unknownApi.status).toBe(404);
     expect(await unknownApi.json()).toEqual({ error: true, reason: 'no route for GET /api/v1/no-such-route' });
+    // Paths that are no page of the dashboard keep the service's JSON 404.
+    const notAPage = await fetch(`${server.url}/nope`);
+    expect(notAPage.status).toBe(404);
+    expect(await notAPage.json()).toEqual({ error: true, reason: 'no route for GET /nope' });
+    expect((await fetch(`${server.url}/signin`)).headers.get('content-type')).toContain('text/html');
+    expect((await fetch(`${server.url}/favicon.svg`)).headers.get('content-type')).toContain('svg');
     expect((await fetch(`${server.url}/assets/missing-file.js`)).status).toBe(404);
     expect((await fetch(`${server.url}/assets/../../package.json`)).status).not.toBe(200);
     expect((await fetch(`${server.url}/openapi/openapi.yaml`)).headers.get('content-type')).toContain('yaml');
@@ -169,7 +175,7 @@ describe('accessibility, at 1280x800 and 390x844', () => {
     { name: 'sdk-users', path: `/projects/${team.projectId}/users`, ready: 'SDK users', wait: 'Paying users' },
     { name: 'metrics', path: `/projects/${team.projectId}/metrics`, ready: 'Metrics', wait: 'Older events' },
     { name: 'settings', path: `/projects/${team.projectId}/settings`, ready: 'Settings', wait: 'No team member yet' },
-    { name: 'not-found', path: '/no-such-page', ready: 'Page not found' },
+    { name: 'not-found', path: `/projects/${team.projectId}/no-such-page`, ready: 'Page not found' },
   ];
 
   for (const [size, viewport] of Object.entries(VIEWPORTS)) {
