@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import prefresh from '@prefresh/vite';
 import { defineConfig } from 'vite';
 
 /** The API that `npm run dev:web` proxies to: a service started with `npm start` (PORT 3000). */
@@ -8,6 +9,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   // Preact's automatic JSX runtime (react-jsx with preact as the import source, as in tsconfig.json).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // Hot reload for `npm run dev:web`: a changed component is swapped in place, its state kept.
+  plugins: [await prefresh()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
