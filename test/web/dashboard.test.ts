@@ -20,7 +20,8 @@ async function tab(): Promise<DashboardTab> {
 }
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
+  // One quick attempt per delivery, so a webhook nobody answers fails within the test.
+  [server, browser] = await Promise.all([startTestServer({ env: { DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '500' } }), launchChromium()]);
   team = await accountWithProject(server, 'team', 'Acme app');
 });
 
@@ -194,6 +195,44 @@ describe('feedback', () => {
   });
 });
 
+describe('settings', () => {
+  it('adds a webhook (its secret shown once), retries its failed delivery, and adds a member who signs in with their token', async () => {
+    const t = await tab();
+    await signIn(t, server, team.token, `/projects/${team.projectId}/settings`);
+    await t.page.getByLabel('Kind').selectOption('webhook');
+    await t.page.getByLabel('URL').fill('http://127.0.0.1:9/feedback-hook');
+    await t.page.getByRole('button', { name: 'Add integration' }).click();
+    expect(await t.page.getByRole('region', { name: 'Webhook signing secret' }).getByTestId('one-time-secret').textContent()).toMatch(/\S{16,}/);
+    await t.page.getByRole('button', { name: 'I have copied it' }).click();
+    await t.page.getByText('http://127.0.0.1:9/feedback-hook').waitFor();
+
+    // Nobody listens on port 9: the delivery of the next item's notification fails.
+    await createFeedback(server, team.apiKey, 'Webhook me');
+    const deliveries = () => server.request('GET', `/api/v1/projects/${team.projectId}/deliveries?status=failed`, { bearer: team.token });
+    await expect.poll(async () => (await deliveries()).body.length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const [failed] = (await deliveries()).body;
+    await t.page.getByLabel('Show').selectOption('failed');
+    await t.page.getByRole('button', { name: 'Retry' }).first().click();
+    // The retry is queued (pending) or already made (one more attempt).
+    const retried = async () => {
+      const all = await server.request('GET', `/api/v1/projects/${team.projectId}/deliveries`, { bearer: team.token });
+      const delivery = all.body.find((d: { id: string }) => d.id === failed.id);
+      return delivery.status === 'pending' || delivery.attempts > failed.attempts;
+    };
+    await expect.poll(retried).toBe(true);
+
+    await t.page.getByLabel('Email').fill('teammate@example.com');
+    await t.page.getByRole('button', { name: 'Add member' }).click();
+    const memberToken = await t.page.getByRole('region', { name: 'Token for teammate@example.com' }).getByTestId('one-time-secret').textContent();
+    await t.page.getByRole('button', { name: 'I have copied it' }).click();
+    await t.page.getByText('teammate@example.com').waitFor();
+
+    const member = await tab();
+    await signIn(member, server, memberToken ?? '', `/projects/${team.projectId}/feedback`);
+    await member.page.getByRole('heading', { name: 'Feedback inbox' }).waitFor();
+  });
+});
+
 describe('states', () => {
   it('draws an empty inbox, a 429 as wait-and-retry and a 5xx with its request id', async () => {
     const empty = await accountWithProject(server, 'pro', 'Brand new app');
@@ -257,6 +296,15 @@ describe('metrics', () => {
     expect(await feed.getByRole('row').nth(1).textContent()).not.toBe(firstPage);
     await t.page.getByRole('link', { name: 'Newest events' }).click();
     await expect.poll(() => feed.getByRole('row').count()).toBe(26);
+
+    // By the hour: three days are 72 buckets.
+    const today = new Date().toISOString().slice(0, 10);
+    await t.page.getByLabel('From', { exact: true }).fill(new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10));
+    await t.page.getByLabel('To', { exact: true }).fill(today);
+    await t.page.getByLabel('Interval').selectOption('hour');
+    await t.page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => t.page.getByTestId('chart-summary').textContent()).toContain('30 events in 72 hours');
+    expect(t.page.url()).toContain('interval=hour');
   });
 
   it('explains the plan gates of a free project in words, with the plan that lifts them', async () => {
