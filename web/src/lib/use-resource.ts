@@ -29,7 +29,7 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]): Resourc
         setResult({ state: 'failed', failure });
       },
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // `load` is a new closure each render; `deps` say when its result changes.
   }, [...deps, generation]);
 
   return { ...result, reload } as Resource<T>;

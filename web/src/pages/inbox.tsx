@@ -46,7 +46,7 @@ export function InboxPage() {
     for (const item of matching) counts[item.status] += 1;
     let visible = filters.status ? matching.filter((item) => item.status === filters.status) : matching;
     if (filters.sort === 'mrr') visible = [...visible].sort((a, b) => (b.total_mrr ?? -1) - (a.total_mrr ?? -1) || b.vote_count - a.vote_count);
-    return { visible, counts, total: matching.length };
+    return { visible, counts };
   }, [items.data, filters.merged, filters.search, filters.status, filters.sort]);
 
   const total = Object.values(counts).reduce((sum, n) => sum + n, 0);

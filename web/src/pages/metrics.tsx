@@ -50,7 +50,7 @@ export function MetricsPage() {
 
   return (
     <Page title="Metrics" projectId={projectId}>
-      <RangeForm from={q.from} to={q.to} interval={q.interval} onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })} />
+      <RangeForm key={`${q.from}|${q.to}|${q.interval}`} from={q.from} to={q.to} interval={q.interval} onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })} />
       {summary.data && <Narrowing echo={summary.data} />}
       <section aria-labelledby="summary-heading">
         <h2 id="summary-heading">Summary</h2>
@@ -66,14 +66,9 @@ export function MetricsPage() {
 }
 
 function RangeForm({ from, to, interval, onApply }: { from: string; to: string; interval: Interval; onApply: (from: string, to: string, interval: Interval) => void }) {
+  // Keyed by the applied range: when the URL changes (a quick range, the back button) the form
+  // starts again from it.
   const [draft, setDraft] = useState({ from, to, interval });
-  const key = `${from}|${to}|${interval}`;
-  const [seen, setSeen] = useState(key);
-  if (seen !== key) {
-    // The URL changed (a quick range, the back button): the form follows it.
-    setSeen(key);
-    setDraft({ from, to, interval });
-  }
   return (
     <form
       class="card filters"
