@@ -220,6 +220,8 @@ describe('accessibility, at 1280x800 and 390x844', () => {
     }
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Export notes as Markdown' }).waitFor();
+    // The new page's content has the focus, as after a page load.
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
     await page.getByLabel('New status').focus();
     await page.keyboard.press('ArrowDown'); // pending → approved
     for (let i = 0; i < 5; i++) {

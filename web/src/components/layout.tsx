@@ -11,6 +11,9 @@ const PROJECT_PAGES = [
   { slug: 'settings', label: 'Settings' },
 ] as const;
 
+/** The path the last page was drawn for: focus moves to the new page's content on a navigation. */
+let lastPath: string | null = null;
+
 /** The frame of every signed-in page: header, the project's navigation, one h1, the content. */
 export function Page({ title, projectId, children, actions }: { title: string; projectId?: string; children: ComponentChildren; actions?: ComponentChildren }) {
   const { path, route } = useLocation();
@@ -19,6 +22,12 @@ export function Page({ title, projectId, children, actions }: { title: string; p
   useEffect(() => {
     document.title = project ? `${title} · ${project.name} · Feedback dashboard` : `${title} · Feedback dashboard`;
   }, [title, project?.name]);
+  useEffect(() => {
+    // A link followed inside the app loads no new document: move the focus (and a screen reader)
+    // to the new page's content, as a page load would. Filters change the query, not the path.
+    if (lastPath !== null && lastPath !== path) document.getElementById('main')?.focus();
+    lastPath = path;
+  }, [path]);
 
   const signOut = () => {
     session.signOut();
