@@ -22,6 +22,7 @@ import { sqlRouter } from './sql/sql.router.js';
 import type { AppState } from './state.js';
 import { unsubscribeRouter } from './unsubscribe/unsubscribe.router.js';
 import { usersRouter } from './users/users.router.js';
+import { webStatic } from './web/web-static.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -95,6 +96,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   app.use(api.routes());
   // A known path with another method: 405 with Allow (routes of all routers are known here).
   app.use(api.allowedMethods());
+  app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
 }
 

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import type { TestServer } from '../helpers/server.js';
+
+/** An account of `plan` (made with the operator token) and one project with its API key. */
+export async function accountWithProject(server: TestServer, plan: 'free' | 'pro' | 'team', projectName: string) {
+  const account = await server.request('POST', '/api/v1/admin/accounts', {
+    bearer: server.operatorToken,
+    body: { email: `owner-${randomBytes(4).toString('hex')}@example.com`, plan },
+  });
+  expect(account.status).toBe(200);
+  const token: string = account.body.admin_token;
+  const project = await server.request('POST', '/api/v1/projects', { bearer: token, body: { name: projectName } });
+  expect(project.status).toBe(200);
+  return { token, projectId: project.body.id as string, apiKey: project.body.api_key as string };
+}
+
+export async function createFeedback(server: TestServer, apiKey: string, title: string, extra: Record<string, unknown> = {}) {
+  const response = await server.request('POST', '/api/v1/feedbacks', {
+    apiKey,
+    body: { title, description: `${title}: described by a user.`, category: 'feature_request', userId: `user-${randomBytes(3).toString('hex')}`, ...extra },
+  });
+  expect(response.status).toBe(200);
+  return response.body as { id: string; title: string; vote_count: number };
+}
+
+/** Waits until the project's admin summary counts `count` events in the window (ingestion is asynchronous). */
+export async function waitForEvents(server: TestServer, token: string, projectId: string, query: string, count: number) {
+  const deadline = Date.now() + 60_000; // generous: CI runs other test files beside this one
+  for (;;) {
+    const summary = await server.request('GET', `/api/v1/projects/${projectId}/metrics/summary?${query}`, { bearer: token });
+    if (summary.status === 200 && summary.body.measures.event_count >= count) return;
+    if (Date.now() > deadline) throw new Error(`events not counted in time: ${JSON.stringify(summary.body)}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

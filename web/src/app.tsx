@@ -1,0 +1,50 @@
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { useEffect, useState } from 'preact/hooks';
+import { session } from './lib/session';
+import { FeedbackDetailPage } from './pages/feedback-detail';
+import { InboxPage } from './pages/inbox';
+import { MetricsPage } from './pages/metrics';
+import { NotFoundPage } from './pages/not-found';
+import { ProjectsPage } from './pages/projects';
+import { SettingsPage } from './pages/settings';
+import { SignInPage } from './pages/sign-in';
+import { SdkUsersPage } from './pages/sdk-users';
+
+/** Every page has its own URL, so a link to it can be shared (it asks the receiver to sign in first). */
+export function App() {
+  return (
+    <LocationProvider>
+      <SignedInGate>
+        <Router>
+          <Route path="/" component={Home} />
+          <Route path="/signin" component={SignInPage} />
+          <Route path="/projects" component={ProjectsPage} />
+          <Route path="/projects/:id/feedback" component={InboxPage} />
+          <Route path="/projects/:id/feedback/:feedbackId" component={FeedbackDetailPage} />
+          <Route path="/projects/:id/users" component={SdkUsersPage} />
+          <Route path="/projects/:id/metrics" component={MetricsPage} />
+          <Route path="/projects/:id/settings" component={SettingsPage} />
+          <Route default component={NotFoundPage} />
+        </Router>
+      </SignedInGate>
+    </LocationProvider>
+  );
+}
+
+function Home() {
+  const { route } = useLocation();
+  useEffect(() => route('/projects', true), [route]);
+  return null;
+}
+
+/** Without a token every page but the sign-in sends there, and comes back after signing in. */
+function SignedInGate({ children }: { children: preact.ComponentChildren }) {
+  const { path, url, route } = useLocation();
+  const [signedIn, setSignedIn] = useState(() => session.token() !== null);
+  useEffect(() => session.onChange(() => setSignedIn(session.token() !== null)), []);
+  const mustSignIn = !signedIn && path !== '/signin';
+  useEffect(() => {
+    if (mustSignIn) route(`/signin?next=${encodeURIComponent(url)}`, true);
+  }, [mustSignIn, url, route]);
+  return mustSignIn ? null : <>{children}</>;
+}

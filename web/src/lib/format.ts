@@ -1,0 +1,37 @@
+const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', maximumFractionDigits: 2 });
+const integer = new Intl.NumberFormat('en-US');
+const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
+const dateOnly = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeZone: 'UTC' });
+
+/** MRR is a plain number on the wire (SPEC 2.6); the dashboard shows it as money. */
+export const formatMoney = (value: number | null | undefined) => (value === null || value === undefined ? '—' : money.format(value));
+export const formatCount = (value: number | null | undefined) => (value === null || value === undefined ? '—' : integer.format(value));
+/** Times in UTC, the zone of the metrics buckets, so a table and the chart agree. */
+export const formatDateTime = (iso: string | null | undefined) => (iso ? `${dateTime.format(new Date(iso))} UTC` : '—');
+export const formatDate = (iso: string) => dateOnly.format(new Date(iso));
+
+export const STATUS_LABELS = {
+  pending: 'Pending',
+  approved: 'Approved',
+  in_progress: 'In progress',
+  testflight: 'TestFlight',
+  completed: 'Completed',
+  rejected: 'Rejected',
+} as const;
+export type FeedbackStatus = keyof typeof STATUS_LABELS;
+export const STATUSES = Object.keys(STATUS_LABELS) as FeedbackStatus[];
+
+export const CATEGORY_LABELS = {
+  feature_request: 'Feature request',
+  bug_report: 'Bug report',
+  improvement: 'Improvement',
+  other: 'Other',
+} as const;
+export type FeedbackCategory = keyof typeof CATEGORY_LABELS;
+export const CATEGORIES = Object.keys(CATEGORY_LABELS) as FeedbackCategory[];
+
+/** YYYY-MM-DD of a UTC day, `days` before today. */
+export function isoDay(daysAgo = 0): string {
+  const day = new Date(Date.now() - daysAgo * 86_400_000);
+  return day.toISOString().slice(0, 10);
+}

@@ -1,0 +1,70 @@
+/**
+ * The signed-in token (the account's admin token or a member's), kept in this tab's session
+ * storage only: it is gone when the tab closes, never in a URL, a cookie or a log. Project API
+ * keys the owner reveals in this tab (on creation or rotation, or pasted to read comments) are
+ * kept the same way, per project.
+ */
+const TOKEN_KEY = 'feedback-dashboard.token';
+const API_KEY_PREFIX = 'feedback-dashboard.api-key.';
+
+type Listener = () => void;
+const listeners = new Set<Listener>();
+
+function storage(): Storage | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null; // storage disabled: the token lives only as long as the page
+  }
+}
+
+let memoryToken: string | null = null;
+/** Why the last session ended without the owner signing out; shown on the sign-in page. */
+let endedBecause: string | null = null;
+
+export const session = {
+  token(): string | null {
+    return storage()?.getItem(TOKEN_KEY) ?? memoryToken;
+  },
+  signIn(token: string) {
+    endedBecause = null;
+    memoryToken = token;
+    storage()?.setItem(TOKEN_KEY, token);
+    listeners.forEach((listener) => listener());
+  },
+  /** Forgets the token and every API key of this tab. */
+  signOut() {
+    endedBecause = null;
+    memoryToken = null;
+    const store = storage();
+    if (store) {
+      for (const key of Object.keys(store)) {
+        if (key === TOKEN_KEY || key.startsWith(API_KEY_PREFIX)) store.removeItem(key);
+      }
+    }
+    listeners.forEach((listener) => listener());
+  },
+  /** The service refused the token: sign out, remembering why for the sign-in page. */
+  expire() {
+    this.signOut();
+    // Set after signOut (which clears it); the sign-in page renders after this returns.
+    endedBecause = 'The service no longer accepts this token. Sign in again.';
+  },
+  /** Why the last session expired, until the next sign-in (a remounted sign-in page shows it too). */
+  endReason(): string | null {
+    return endedBecause;
+  },
+  apiKey(projectId: string): string | null {
+    return storage()?.getItem(API_KEY_PREFIX + projectId) ?? null;
+  },
+  rememberApiKey(projectId: string, apiKey: string) {
+    storage()?.setItem(API_KEY_PREFIX + projectId, apiKey);
+  },
+  forgetApiKey(projectId: string) {
+    storage()?.removeItem(API_KEY_PREFIX + projectId);
+  },
+  onChange(listener: Listener): () => void {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+};

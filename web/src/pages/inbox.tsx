@@ -1,0 +1,176 @@
+import { useLocation, useRoute } from 'preact-iso';
+import { useMemo } from 'preact/hooks';
+import { Page } from '../components/layout';
+import { Empty, FailureNotice, Loading } from '../components/states';
+import { FEEDBACK_PAGE_LIMIT, loadFeedback, type Feedback } from '../lib/feedback';
+import { CATEGORIES, CATEGORY_LABELS, formatCount, formatDate, formatMoney, STATUS_LABELS, STATUSES, type FeedbackStatus } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+const SORTS = { votes: 'Most votes', newest: 'Newest', mrr: "Voters' MRR" } as const;
+type Sort = keyof typeof SORTS;
+
+/** The inbox's filters live in the URL, so a filtered view can be shared and survives a reload. */
+function readFilters(query: Record<string, string>) {
+  const status = STATUSES.includes(query.status as FeedbackStatus) ? (query.status as FeedbackStatus) : undefined;
+  const category = CATEGORIES.includes(query.category as never) ? query.category : undefined;
+  const sort: Sort = query.sort === 'newest' || query.sort === 'mrr' ? query.sort : 'votes';
+  return { status, category, sort, search: query.q ?? '', merged: query.merged === '1' };
+}
+
+export function InboxPage() {
+  const { params } = useRoute();
+  const { query, path, route } = useLocation();
+  const projectId = params.id ?? '';
+  const filters = readFilters(query);
+  // Voters' MRR is sorted here: the API sorts by votes, newest, oldest or comments.
+  const serverSort = filters.sort === 'newest' ? 'newest' : 'votes';
+  const items = useResource(
+    () => loadFeedback(projectId, { sort: serverSort, ...(filters.category ? { category: filters.category } : {}) }),
+    [projectId, serverSort, filters.category],
+  );
+
+  const setFilter = (name: string, value: string | undefined) => {
+    const next = new URLSearchParams(query);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    const search = next.toString();
+    route(`${path}${search ? `?${search}` : ''}`, true);
+  };
+
+  const { visible, counts } = useMemo(() => {
+    const all = items.data ?? [];
+    const inScope = filters.merged ? all : all.filter((item) => item.merged_into_id === null);
+    const needle = filters.search.trim().toLowerCase();
+    const matching = needle ? inScope.filter((item) => item.title.toLowerCase().includes(needle)) : inScope;
+    const counts = Object.fromEntries(STATUSES.map((status) => [status, 0])) as Record<FeedbackStatus, number>;
+    for (const item of matching) counts[item.status] += 1;
+    let visible = filters.status ? matching.filter((item) => item.status === filters.status) : matching;
+    if (filters.sort === 'mrr') visible = [...visible].sort((a, b) => (b.total_mrr ?? -1) - (a.total_mrr ?? -1) || b.vote_count - a.vote_count);
+    return { visible, counts };
+  }, [items.data, filters.merged, filters.search, filters.status, filters.sort]);
+
+  const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+
+  return (
+    <Page title="Feedback inbox" projectId={projectId}>
+      <form class="filters card" role="search" aria-label="Filter feedback" onSubmit={(e) => e.preventDefault()}>
+        <div class="field">
+          <label for="search">Search titles</label>
+          <input id="search" type="search" value={filters.search} onInput={(e) => setFilter('q', e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="category">Category</label>
+          <select id="category" value={filters.category ?? ''} onChange={(e) => setFilter('category', e.currentTarget.value)}>
+            <option value="">All categories</option>
+            {CATEGORIES.map((category) => (
+              <option value={category} key={category}>
+                {CATEGORY_LABELS[category]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="sort">Sort by</label>
+          <select id="sort" value={filters.sort} onChange={(e) => setFilter('sort', e.currentTarget.value === 'votes' ? undefined : e.currentTarget.value)}>
+            {(Object.keys(SORTS) as Sort[]).map((sort) => (
+              <option value={sort} key={sort}>
+                {SORTS[sort]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field field-check">
+          <input id="merged" type="checkbox" checked={filters.merged} onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)} />
+          <label for="merged">Show merged items</label>
+        </div>
+      </form>
+
+      <nav aria-label="Status" class="status-tabs">
+        <ul>
+          <li>
+            <a href={hrefWith(query, path, 'status', undefined)} aria-current={filters.status === undefined ? 'page' : undefined}>
+              All <span class="count">{formatCount(total)}</span>
+            </a>
+          </li>
+          {STATUSES.map((status) => (
+            <li key={status}>
+              <a href={hrefWith(query, path, 'status', status)} aria-current={filters.status === status ? 'page' : undefined}>
+                {STATUS_LABELS[status]} <span class="count">{formatCount(counts[status])}</span>
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+
+      {items.state === 'failed' && <FailureNotice failure={items.failure} onRetry={items.reload} />}
+      {items.state === 'loading' && !items.data && <Loading what="feedback" />}
+      {items.data && visible.length === 0 && (
+        <Empty>{items.data.length === 0 ? 'No feedback yet. Items your users submit through the SDK appear here.' : 'No feedback matches these filters.'}</Empty>
+      )}
+      {items.data && visible.length > 0 && <FeedbackTable projectId={projectId} items={visible} />}
+      {items.data && items.data.length >= FEEDBACK_PAGE_LIMIT && (
+        <p class="muted">Showing the first {FEEDBACK_PAGE_LIMIT} items of this order; narrow by category to see others.</p>
+      )}
+    </Page>
+  );
+}
+
+function hrefWith(query: Record<string, string>, path: string, name: string, value: string | undefined): string {
+  const next = new URLSearchParams(query);
+  if (value) next.set(name, value);
+  else next.delete(name);
+  const search = next.toString();
+  return `${path}${search ? `?${search}` : ''}`;
+}
+
+function FeedbackTable({ projectId, items }: { projectId: string; items: Feedback[] }) {
+  return (
+    <div class="table-scroll" role="region" aria-label="Feedback items" tabIndex={0}>
+      <table class="data-table feedback-table">
+        <thead>
+          <tr>
+            <th scope="col">Title</th>
+            <th scope="col">Status</th>
+            <th scope="col" class="col-optional">
+              Category
+            </th>
+            <th scope="col" class="num">
+              Votes
+            </th>
+            <th scope="col" class="num">
+              Voters' MRR
+            </th>
+            <th scope="col" class="num col-optional">
+              Comments
+            </th>
+            <th scope="col" class="col-optional">
+              Created
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((item) => (
+            <tr key={item.id}>
+              <td>
+                <a href={`/projects/${projectId}/feedback/${item.id}`}>{item.title}</a>
+                {item.merged_into_id && <span class="badge badge-muted">merged</span>}
+              </td>
+              <td>
+                <StatusBadge status={item.status} />
+              </td>
+              <td class="col-optional">{CATEGORY_LABELS[item.category]}</td>
+              <td class="num">{formatCount(item.vote_count)}</td>
+              <td class="num">{formatMoney(item.total_mrr)}</td>
+              <td class="num col-optional">{formatCount(item.comment_count)}</td>
+              <td class="col-optional">{formatDate(item.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function StatusBadge({ status }: { status: FeedbackStatus }) {
+  return <span class={`badge status-${status}`}>{STATUS_LABELS[status]}</span>;
+}

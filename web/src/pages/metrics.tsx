@@ -1,0 +1,343 @@
+import { useLocation, useRoute } from 'preact-iso';
+import { useMemo, useState } from 'preact/hooks';
+import { api, unwrap, type Schemas } from '../api/client';
+import { Page } from '../components/layout';
+import { Empty, FailureNotice, Loading } from '../components/states';
+import { CHART_MARKS, TimeChart, type Series } from '../components/time-chart';
+import { formatCount, formatDate, formatDateTime, formatMoney, isoDay } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+type Interval = 'day' | 'hour';
+type Measures = Schemas['AdminMeasureValues'];
+type Echo = Pick<Schemas['AdminMetricsSummary'], 'event_scope' | 'retention_clamped' | 'retention_window_days' | 'date_from' | 'date_to'>;
+
+const PRO_FEED = 'The raw event feed is part of the Pro and Team plans.';
+const PRO_EVENT_NAMES = 'Breakdowns by event name are part of the Pro and Team plans.';
+const RANGES = [7, 30, 90, 365] as const;
+const FEED_PAGE = 25;
+
+/** The metrics page's state is its URL: range, interval, breakdown and the feed's cursor. */
+function readQuery(query: Record<string, string>) {
+  const day = /^\d{4}-\d{2}-\d{2}$/;
+  const to = query.to && day.test(query.to) ? query.to : isoDay(0);
+  const from = query.from && day.test(query.from) ? query.from : isoDay(29);
+  const interval: Interval = query.interval === 'hour' ? 'hour' : 'day';
+  const by = query.by === 'property' ? 'property' : 'event_name';
+  const property = query.prop?.trim() || 'plan';
+  return { from, to, interval, by, property, cursor: query.cursor };
+}
+
+export function MetricsPage() {
+  const { params } = useRoute();
+  const { query, path, route } = useLocation();
+  const projectId = params.id ?? '';
+  const q = readQuery(query);
+  const range = { date_from: q.from, date_to: q.to };
+
+  const go = (changes: Record<string, string | undefined>) => {
+    const next = new URLSearchParams(query);
+    for (const [name, value] of Object.entries(changes)) {
+      if (value) next.set(name, value);
+      else next.delete(name);
+    }
+    route(`${path}?${next.toString()}`);
+  };
+
+  const summary = useResource(
+    () => unwrap(api.GET('/projects/{id}/metrics/summary', { params: { path: { id: projectId }, query: range } })),
+    [projectId, q.from, q.to],
+  );
+
+  return (
+    <Page title="Metrics" projectId={projectId}>
+      <RangeForm key={`${q.from}|${q.to}|${q.interval}`} from={q.from} to={q.to} interval={q.interval} onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })} />
+      {summary.data && <Narrowing echo={summary.data} />}
+      <section aria-labelledby="summary-heading">
+        <h2 id="summary-heading">Summary</h2>
+        {summary.state === 'failed' && <FailureNotice failure={summary.failure} onRetry={summary.reload} />}
+        {summary.state === 'loading' && !summary.data && <Loading what="the summary" />}
+        {summary.data && <Tiles measures={summary.data.measures} />}
+      </section>
+      <Timeseries projectId={projectId} from={q.from} to={q.to} interval={q.interval} />
+      <Breakdown projectId={projectId} from={q.from} to={q.to} by={q.by} property={q.property} onChange={(by, prop) => go({ by, prop })} />
+      <EventFeed projectId={projectId} from={q.from} to={q.to} cursor={q.cursor} query={query} path={path} />
+    </Page>
+  );
+}
+
+function RangeForm({ from, to, interval, onApply }: { from: string; to: string; interval: Interval; onApply: (from: string, to: string, interval: Interval) => void }) {
+  // Keyed by the applied range: when the URL changes (a quick range, the back button) the form
+  // starts again from it.
+  const [draft, setDraft] = useState({ from, to, interval });
+  return (
+    <form
+      class="card filters"
+      aria-label="Date range"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onApply(draft.from, draft.to, draft.interval);
+      }}
+    >
+      <div class="field">
+        <label for="date-from">From</label>
+        <input id="date-from" type="date" required value={draft.from} onInput={(e) => setDraft({ ...draft, from: e.currentTarget.value })} />
+      </div>
+      <div class="field">
+        <label for="date-to">To</label>
+        <input id="date-to" type="date" required value={draft.to} onInput={(e) => setDraft({ ...draft, to: e.currentTarget.value })} />
+      </div>
+      <div class="field">
+        <label for="interval">Interval</label>
+        <select id="interval" value={draft.interval} onChange={(e) => setDraft({ ...draft, interval: e.currentTarget.value as Interval })}>
+          <option value="day">Day</option>
+          <option value="hour">Hour</option>
+        </select>
+      </div>
+      <button type="submit" class="primary">
+        Apply
+      </button>
+      <div class="quick-ranges" role="group" aria-label="Quick ranges">
+        {RANGES.map((days) => (
+          <button type="button" key={days} onClick={() => onApply(isoDay(days - 1), isoDay(0), draft.interval)}>
+            Last {days} days
+          </button>
+        ))}
+      </div>
+    </form>
+  );
+}
+
+/** The plan's narrowing, in words (SPEC 2.8, 8.3): a clamped window and the event scope. */
+function Narrowing({ echo }: { echo: Echo }) {
+  return (
+    <>
+      {echo.retention_clamped && (
+        <p class="notice notice-plan" role="note" data-testid="clamp-notice">
+          Your plan keeps {echo.retention_window_days} days of metrics, so this shows {formatDate(echo.date_from)} to {formatDate(echo.date_to)}{' '}
+          instead of the range you asked for.
+          {echo.retention_window_days < 365 && ' The Team plan keeps 365 days.'}
+        </p>
+      )}
+      {echo.event_scope === 'predefined_only' && (
+        <p class="notice notice-plan" role="note">
+          Custom event names are not counted on your plan: event measures include only feedback_list, feedback_detail and submit_feedback. The Pro
+          and Team plans count every event name (already stored ones too).
+        </p>
+      )}
+    </>
+  );
+}
+
+const TILES: { key: keyof Measures; label: string; money?: boolean; adminOnly?: boolean }[] = [
+  { key: 'event_count', label: 'Events' },
+  { key: 'unique_event_users', label: 'Unique users' },
+  { key: 'feedback_count', label: 'New feedback' },
+  { key: 'vote_count', label: 'Net votes' },
+  { key: 'comment_count', label: 'Comments' },
+  { key: 'sdk_users', label: 'SDK users', adminOnly: true },
+  { key: 'new_sdk_users', label: 'New SDK users', adminOnly: true },
+  { key: 'active_sdk_users', label: 'Active SDK users', adminOnly: true },
+  { key: 'paying_users', label: 'Paying users', adminOnly: true },
+  { key: 'total_mrr', label: 'Total MRR', money: true, adminOnly: true },
+  { key: 'voter_mrr', label: "Voters' MRR", money: true, adminOnly: true },
+];
+
+export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Measures)[] }) {
+  const tiles = only ? TILES.filter((tile) => only.includes(tile.key)) : TILES;
+  return (
+    <dl class="tiles">
+      {tiles.map((tile) => (
+        <div class={tile.adminOnly ? 'tile tile-admin' : 'tile'} key={tile.key}>
+          <dt>
+            {tile.label}
+            {tile.adminOnly && <span class="visually-hidden"> (admin only)</span>}
+          </dt>
+          <dd data-testid={`tile-${tile.key}`}>{tile.money ? formatMoney(measures[tile.key]) : formatCount(measures[tile.key])}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+const SERIES_COLORS = ['#3b5bdb', '#c2255c'];
+
+function Timeseries({ projectId, from, to, interval }: { projectId: string; from: string; to: string; interval: Interval }) {
+  const result = useResource(async () => {
+    for (const name of Object.values(CHART_MARKS)) {
+      performance.clearMarks(name);
+      performance.clearMeasures(name);
+    }
+    const data = await unwrap(
+      api.GET('/projects/{id}/metrics/timeseries', {
+        params: { path: { id: projectId }, query: { date_from: from, date_to: to, interval, measures: ['event_count', 'unique_event_users'] } },
+      }),
+    );
+    performance.mark(CHART_MARKS.response);
+    return data;
+  }, [projectId, from, to, interval]);
+
+  const chart = useMemo(() => {
+    if (!result.data) return null;
+    const buckets = result.data.buckets;
+    const times = buckets.map((bucket) => Date.parse(bucket.start) / 1000);
+    const series: Series[] = [
+      { label: 'Events', values: buckets.map((b) => b.measures.event_count ?? 0), color: SERIES_COLORS[0] as string },
+      { label: 'Unique users', values: buckets.map((b) => b.measures.unique_event_users ?? 0), color: SERIES_COLORS[1] as string },
+    ];
+    const total = series[0]?.values.reduce((sum, v) => sum + v, 0) ?? 0;
+    const summary = `${formatCount(total)} events in ${buckets.length} ${interval === 'hour' ? 'hours' : 'days'} from ${result.data.date_from} to ${result.data.date_to}`;
+    return { times, series, summary, total };
+  }, [result.data, interval]);
+
+  return (
+    <section aria-labelledby="timeseries-heading" class="card">
+      <h2 id="timeseries-heading">Events per {interval}</h2>
+      {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} />}
+      {result.state === 'loading' && !result.data && <Loading what="the chart" />}
+      {chart && (
+        <>
+          <TimeChart times={chart.times} series={chart.series} interval={interval} summary={chart.summary} />
+          <p class="muted" data-testid="chart-summary">
+            {chart.summary}.
+          </p>
+          {chart.total === 0 && <Empty>No events in this range yet.</Empty>}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Breakdown(props: { projectId: string; from: string; to: string; by: string; property: string; onChange: (by: string, prop?: string) => void }) {
+  const { projectId, from, to, by, property, onChange } = props;
+  const dimension = by === 'property' ? `property.${property}` : 'event_name';
+  const [draftProperty, setDraftProperty] = useState(property);
+  const result = useResource(
+    () =>
+      unwrap(
+        api.GET('/projects/{id}/metrics/breakdown', {
+          params: {
+            path: { id: projectId },
+            query: { date_from: from, date_to: to, dimension, measures: ['event_count', 'unique_event_users'], limit: 20 },
+          },
+        }),
+      ),
+    [projectId, from, to, dimension],
+  );
+  return (
+    <section aria-labelledby="breakdown-heading" class="card">
+      <h2 id="breakdown-heading">Breakdown</h2>
+      <form
+        class="filters"
+        aria-label="Breakdown dimension"
+        onSubmit={(e) => {
+          e.preventDefault();
+          onChange('property', draftProperty.trim() || 'plan');
+        }}
+      >
+        <div class="field">
+          <label for="breakdown-by">Group events by</label>
+          <select id="breakdown-by" value={by} onChange={(e) => onChange(e.currentTarget.value, by === 'property' ? property : draftProperty)}>
+            <option value="event_name">Event name</option>
+            <option value="property">A property</option>
+          </select>
+        </div>
+        {by === 'property' && (
+          <>
+            <div class="field">
+              <label for="breakdown-property">Property name</label>
+              <input id="breakdown-property" value={draftProperty} maxLength={100} onInput={(e) => setDraftProperty(e.currentTarget.value)} />
+            </div>
+            <button type="submit">Show</button>
+          </>
+        )}
+      </form>
+      {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_EVENT_NAMES} />}
+      {result.state === 'loading' && !result.data && <Loading what="the breakdown" />}
+      {result.data && result.data.rows.length === 0 && <Empty>No events in this range.</Empty>}
+      {result.data && result.data.rows.length > 0 && (
+        <div class="table-scroll" role="region" aria-label="Breakdown rows" tabIndex={0}>
+          <table class="data-table">
+            <thead>
+              <tr>
+                <th scope="col">{by === 'property' ? property : 'Event name'}</th>
+                <th scope="col" class="num">
+                  Events
+                </th>
+                <th scope="col" class="num">
+                  Unique users
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.data.rows.map((row) => (
+                <tr key={row.key ?? '(none)'}>
+                  <td>{row.key ?? <span class="muted">(not set)</span>}</td>
+                  <td class="num">{formatCount(row.measures.event_count)}</td>
+                  <td class="num">{formatCount(row.measures.unique_event_users)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function EventFeed({ projectId, from, to, cursor, query, path }: { projectId: string; from: string; to: string; cursor?: string | undefined; query: Record<string, string>; path: string }) {
+  const result = useResource(
+    () =>
+      unwrap(
+        api.GET('/projects/{id}/metrics/events', {
+          params: { path: { id: projectId }, query: { date_from: from, date_to: to, limit: FEED_PAGE, ...(cursor ? { cursor } : {}) } },
+        }),
+      ),
+    [projectId, from, to, cursor],
+  );
+  const pageHref = (nextCursor: string | undefined) => {
+    const next = new URLSearchParams(query);
+    if (nextCursor) next.set('cursor', nextCursor);
+    else next.delete('cursor');
+    return `${path}?${next.toString()}#feed-heading`;
+  };
+  return (
+    <section aria-labelledby="feed-heading" class="card">
+      <h2 id="feed-heading">Event feed</h2>
+      {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_FEED} />}
+      {result.state === 'loading' && !result.data && <Loading what="events" />}
+      {result.data && result.data.events.length === 0 && <Empty>{cursor ? 'No older events.' : 'No events in this range yet.'}</Empty>}
+      {result.data && result.data.events.length > 0 && (
+        <div class="table-scroll" role="region" aria-label="Events" tabIndex={0}>
+          <table class="data-table feed-table">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Event</th>
+                <th scope="col">User</th>
+                <th scope="col">Properties</th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.data.events.map((event) => (
+                <tr key={event.id}>
+                  <td>{formatDateTime(event.created_at)}</td>
+                  <td>{event.event_name}</td>
+                  <td>{event.user_id}</td>
+                  <td>
+                    <code class="properties">{event.properties ? JSON.stringify(event.properties) : ''}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {result.data && (
+        <nav aria-label="Event feed pages" class="link-row">
+          {cursor && <a href={pageHref(undefined)}>Newest events</a>}
+          {result.data.next_cursor && <a href={pageHref(result.data.next_cursor)}>Older events</a>}
+        </nav>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,269 @@
+import { useRoute } from 'preact-iso';
+import { useState } from 'preact/hooks';
+import { api, unwrap, type Schemas } from '../api/client';
+import { ApiFailure } from '../api/failure';
+import { Page } from '../components/layout';
+import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
+import { formatDateTime } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
+const MEMBERS_PLAN = 'Team members are part of the Team plan.';
+const KIND_LABELS = { slack: 'Slack', discord: 'Discord', webhook: 'Signed webhook' } as const;
+type Kind = keyof typeof KIND_LABELS;
+
+/** One change at a time: busy while it runs, its failure kept for the section to show. */
+function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const run = async (change: () => Promise<void>) => {
+    setBusy(true);
+    setFailure(null);
+    try {
+      await change();
+    } catch (error) {
+      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, failure, run };
+}
+
+export function SettingsPage() {
+  const { params } = useRoute();
+  const projectId = params.id ?? '';
+  return (
+    <Page title="Settings" projectId={projectId}>
+      <Integrations projectId={projectId} />
+      <Members projectId={projectId} />
+      <Deliveries projectId={projectId} />
+    </Page>
+  );
+}
+
+function Integrations({ projectId }: { projectId: string }) {
+  const list = useResource(() => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })), [projectId]);
+  const [kind, setKind] = useState<Kind>('slack');
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState<string | null>(null);
+  const action = useAction();
+
+  const create = (event: Event) => {
+    event.preventDefault();
+    return action.run(async () => {
+      const created = await unwrap(api.POST('/projects/{id}/integrations', { params: { path: { id: projectId } }, body: { kind, url: url.trim() } }));
+      if ('secret' in created && created.secret) setSecret(created.secret);
+      setUrl('');
+      list.reload();
+    });
+  };
+  const toggle = (integration: Schemas['Integration']) =>
+    action.run(async () => {
+      await unwrap(
+        api.PATCH('/projects/{id}/integrations/{integrationId}', {
+          params: { path: { id: projectId, integrationId: integration.id } },
+          body: { enabled: !integration.enabled },
+        }),
+      );
+      list.reload();
+    });
+  const remove = (integration: Schemas['Integration']) => {
+    if (!window.confirm(`Remove the ${KIND_LABELS[integration.kind]} integration to ${integration.url}?`)) return;
+    return action.run(async () => {
+      await unwrap(api.DELETE('/projects/{id}/integrations/{integrationId}', { params: { path: { id: projectId, integrationId: integration.id } } }));
+      list.reload();
+    });
+  };
+
+  return (
+    <section class="card" aria-labelledby="integrations-heading">
+      <h2 id="integrations-heading">Integrations</h2>
+      <p class="muted">New feedback and status changes are posted to Slack, Discord or a signed webhook. {INTEGRATIONS_PLAN}</p>
+      {secret && <OneTimeSecret label="Webhook signing secret" value={secret} onDone={() => setSecret(null)} />}
+      {list.state === 'failed' && <FailureNotice failure={list.failure} onRetry={list.reload} planHint={INTEGRATIONS_PLAN} />}
+      {list.state === 'loading' && !list.data && <Loading what="integrations" />}
+      {list.data && list.data.length === 0 && <Empty>No integration yet.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <ul class="rows">
+          {list.data.map((integration) => (
+            <li key={integration.id} class="row">
+              <span>
+                <strong>{KIND_LABELS[integration.kind]}</strong> <span class="break">{integration.url}</span>{' '}
+                {!integration.enabled && <span class="badge badge-muted">disabled</span>}
+              </span>
+              <span class="button-row">
+                <button type="button" onClick={() => toggle(integration)} disabled={action.busy}>
+                  {integration.enabled ? 'Disable' : 'Enable'}
+                </button>
+                <button type="button" onClick={() => remove(integration)} disabled={action.busy}>
+                  Remove
+                </button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form onSubmit={create} class="filters" aria-label="Add an integration">
+        <div class="field">
+          <label for="integration-kind">Kind</label>
+          <select id="integration-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as Kind)}>
+            {(Object.keys(KIND_LABELS) as Kind[]).map((value) => (
+              <option value={value} key={value}>
+                {KIND_LABELS[value]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field field-grow">
+          <label for="integration-url">URL</label>
+          <input id="integration-url" type="url" required placeholder="https://" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+        </div>
+        <button type="submit" class="primary" disabled={action.busy}>
+          Add integration
+        </button>
+      </form>
+      {action.failure && <FailureNotice failure={action.failure} planHint={INTEGRATIONS_PLAN} />}
+    </section>
+  );
+}
+
+function Members({ projectId }: { projectId: string }) {
+  const list = useResource(() => unwrap(api.GET('/projects/{id}/members', { params: { path: { id: projectId } } })), [projectId]);
+  const [email, setEmail] = useState('');
+  const [token, setToken] = useState<{ email: string; value: string } | null>(null);
+  const action = useAction();
+
+  const add = (event: Event) => {
+    event.preventDefault();
+    return action.run(async () => {
+      const member = await unwrap(api.POST('/projects/{id}/members', { params: { path: { id: projectId } }, body: { email: email.trim() } }));
+      setToken({ email: member.email, value: member.admin_token });
+      setEmail('');
+      list.reload();
+    });
+  };
+  const remove = (member: Schemas['Member']) => {
+    if (!window.confirm(`Remove ${member.email}? Their token stops working at once.`)) return;
+    return action.run(async () => {
+      await unwrap(api.DELETE('/projects/{id}/members/{memberId}', { params: { path: { id: projectId, memberId: member.id } } }));
+      list.reload();
+    });
+  };
+
+  return (
+    <section class="card" aria-labelledby="members-heading">
+      <h2 id="members-heading">Team members</h2>
+      <p class="muted">Each member gets a token of their own to sign in here and to call the API. {MEMBERS_PLAN}</p>
+      {token && <OneTimeSecret label={`Token for ${token.email}`} value={token.value} onDone={() => setToken(null)} />}
+      {list.state === 'failed' && <FailureNotice failure={list.failure} onRetry={list.reload} planHint={MEMBERS_PLAN} />}
+      {list.state === 'loading' && !list.data && <Loading what="members" />}
+      {list.data && list.data.length === 0 && <Empty>No team member yet.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <ul class="rows">
+          {list.data.map((member) => (
+            <li key={member.id} class="row">
+              <span>
+                {member.email} <span class="muted">since {formatDateTime(member.created_at)}</span>
+              </span>
+              <button type="button" onClick={() => remove(member)} disabled={action.busy}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form onSubmit={add} class="filters" aria-label="Add a team member">
+        <div class="field field-grow">
+          <label for="member-email">Email</label>
+          <input id="member-email" type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+        </div>
+        <button type="submit" class="primary" disabled={action.busy}>
+          Add member
+        </button>
+      </form>
+      {action.failure && <FailureNotice failure={action.failure} planHint={MEMBERS_PLAN} />}
+    </section>
+  );
+}
+
+const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+function Deliveries({ projectId }: { projectId: string }) {
+  const [status, setStatus] = useState<DeliveryStatus | ''>('');
+  const list = useResource(
+    () => unwrap(api.GET('/projects/{id}/deliveries', { params: { path: { id: projectId }, query: { limit: 50, ...(status ? { status } : {}) } } })),
+    [projectId, status],
+  );
+  const action = useAction();
+  const retry = (delivery: Schemas['Delivery']) =>
+    action.run(async () => {
+      await unwrap(api.POST('/projects/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: projectId, deliveryId: delivery.id } } }));
+      list.reload();
+    });
+
+  return (
+    <section class="card" aria-labelledby="deliveries-heading">
+      <h2 id="deliveries-heading">Notification deliveries</h2>
+      <div class="filters">
+        <div class="field">
+          <label for="delivery-status">Show</label>
+          <select id="delivery-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as DeliveryStatus | '')}>
+            <option value="">All deliveries</option>
+            {DELIVERY_STATUSES.map((value) => (
+              <option value={value} key={value}>
+                {value[0]?.toUpperCase()}
+                {value.slice(1)}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      {list.state === 'failed' && <FailureNotice failure={list.failure} onRetry={list.reload} />}
+      {list.state === 'loading' && !list.data && <Loading what="deliveries" />}
+      {list.data && list.data.length === 0 && <Empty>No delivery{status ? ` with status ${status}` : ''}.</Empty>}
+      {list.data && list.data.length > 0 && (
+        <div class="table-scroll" role="region" aria-label="Deliveries" tabIndex={0}>
+          <table class="data-table">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">To</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.map((delivery) => (
+                <tr key={delivery.id}>
+                  <td>{formatDateTime(delivery.created_at)}</td>
+                  <td>{delivery.type}</td>
+                  <td>
+                    {delivery.channel}: <span class="break">{delivery.recipient}</span>
+                  </td>
+                  <td>
+                    {delivery.status}
+                    {delivery.attempts > 0 && <span class="muted"> ({delivery.attempts} attempts)</span>}
+                    {delivery.last_error && <div class="muted break">{delivery.last_error}</div>}
+                  </td>
+                  <td>
+                    {delivery.status === 'failed' && (
+                      <button type="button" onClick={() => retry(delivery)} disabled={action.busy}>
+                        Retry
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {action.failure && <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />}
+    </section>
+  );
+}

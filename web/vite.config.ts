@@ -1,0 +1,26 @@
+import { fileURLToPath } from 'node:url';
+import prefresh from '@prefresh/vite';
+import { defineConfig } from 'vite';
+
+/** The API that `npm run dev:web` proxies to: a service started with `npm start` (PORT 3000). */
+const apiTarget = process.env.DASHBOARD_API_URL ?? 'http://127.0.0.1:3000';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  // Preact's automatic JSX runtime (react-jsx with preact as the import source, as in tsconfig.json).
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // Hot reload for `npm run dev:web`: a changed component is swapped in place, its state kept.
+  plugins: [await prefresh()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    // Targets that all support module scripts natively: no polyfill, which would be an inline script.
+    modulePreload: { polyfill: false },
+    reportCompressedSize: true,
+  },
+  server: {
+    // Same origin as in production: the pages call /api/v1 on the server that serves them.
+    proxy: { '/api': apiTarget, '/openapi': apiTarget, '/healthz': apiTarget },
+  },
+});
