@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS from 'openapi-typescript';
 import { parse } from 'yaml';
-import { openApiYaml } from '../../src/api/openapi.js';
+import { openApiYaml } from '../../src/api/openapi/document.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const target = path.join(here, '..', 'src', 'api', 'schema.d.ts');
