@@ -17,7 +17,7 @@ let raw: ClickHouseClient;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'chdb-isolation-'));
-  // The service's client, exactly as src/context.ts builds it for embedded ClickHouse.
+  // The service's client, exactly as src/runtime/services.ts builds it for embedded ClickHouse.
   service = createClickHouse({ url: undefined, dataDir });
   // The adapter on its own, on the same data directory: how the leak looks without the fix.
   raw = createClient({ connection: createChdbConnection({ path: path.join(dataDir, 'clickhouse') }) as never });

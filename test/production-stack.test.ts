@@ -158,7 +158,7 @@ describe('docker-compose.yml', () => {
       for (const dependency of ['postgres', 'redis', 'clickhouse']) {
         expect(service.depends_on?.[dependency]?.condition, `${name} waits for ${dependency}`).toBe('service_healthy');
       }
-      // Every variable set for the service is one src/config.ts reads (no typo goes unnoticed).
+      // Every variable set for the service is one src/core/config.ts reads (no typo goes unnoticed).
       const interpolate = (value: string) =>
         value.replace(/\$\{(\w+)(?::[-?][^}]*)?\}/g, (_, name: string) => COMPOSE_ENV[name as keyof typeof COMPOSE_ENV] ?? '');
       const config = loadConfig(Object.fromEntries(Object.entries(env).map(([key, value]) => [key, interpolate(value)])));

@@ -9,7 +9,7 @@ import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 
-/** What the HTTP layer needs, built once at start-up (src/context.ts) or by a test. */
+/** What the HTTP layer needs, built once at start-up (src/runtime/services.ts) or by a test. */
 export type ApiDeps = {
   sql: Sql;
   /** API-key lookups (X-API-Key routes), remembered in process; routes that change a project or plan forget it. */
@@ -26,7 +26,7 @@ export type ApiDeps = {
   /** Prometheus metrics of the process; requests are counted and timed when present. */
   telemetry?: Telemetry | undefined;
   operatorToken: string;
-  /** Request budgets (Redis-backed with REDIS_URL), built once per process by src/context.ts. */
+  /** Request budgets (Redis-backed with REDIS_URL), built once per process by src/runtime/services.ts. */
   rateLimits: RateLimits;
   /** Set `stopping` on shutdown: from then on new requests get a 503 and store nothing. */
   lifecycle?: { stopping: boolean } | undefined;

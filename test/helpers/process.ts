@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 /** The repository root: the working directory of every spawned service process. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Every variable the service reads (src/config.ts); the test decides each of them per case. */
+/** Every variable the service reads (src/core/config.ts); the test decides each of them per case. */
 const SERVICE_VARIABLES = [
   'PORT',
   'HOST',

@@ -128,7 +128,7 @@ class Counter {
   }
 }
 
-/** The service's budgets, built once per process (src/context.ts) from the config. */
+/** The service's budgets, built once per process (src/runtime/services.ts) from the config. */
 export class RateLimits {
   readonly store: 'redis' | 'memory';
   readonly trustedProxyHops: number;

@@ -22,7 +22,7 @@ export type Mailer = {
 };
 
 /**
- * The mail transport of the process, built once (src/context.ts): SMTP at SMTP_URL, or, without
+ * The mail transport of the process, built once (src/runtime/services.ts): SMTP at SMTP_URL, or, without
  * it, a directory of .eml files (DATA_DIR/mail) with one log line per message, so that a service
  * without a mail server loses nothing silently.
  */
