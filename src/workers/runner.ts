@@ -3,6 +3,7 @@ import { workerRedis } from '../context.js';
 import { observeInsert } from '../observability/metrics.js';
 import { insertFacts } from '../olap/facts.table.js';
 import { enqueueDeliveries } from './deliveries.queue.js';
+import { DataRightsWorker, ingestQueueSettled } from './erasure.worker.js';
 import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './deliveries.worker.js';
 import { startIngestWorker } from './ingest.worker.js';
 import { NotificationDispatcher, type ScheduleDeliveries } from './notifications.dispatcher.js';
@@ -16,6 +17,8 @@ export type Workers = {
   deliveryWorker: ReturnType<typeof startDeliveryQueueWorker> | undefined;
   deliveryDeps: DeliveryDeps;
   ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
+  /** Erasures and the ClickHouse side of project deletions (docs/data-rights.md). */
+  dataRights: DataRightsWorker;
   stop(): Promise<void>;
 };
 
@@ -88,6 +91,14 @@ export function startWorkers(ctx: AppContext): Workers {
   const dispatcher = new NotificationDispatcher(ctx.sql, schedule, ctx.logger.child({ component: 'notifications' }));
   dispatcher.start();
 
+  const dataRights = new DataRightsWorker({
+    sql: ctx.sql,
+    clickhouse: { client: ctx.clickhouse, cluster: ctx.config.clickhouseCluster },
+    queueSettled: queue ? ingestQueueSettled(queue) : async () => true,
+    logger: ctx.logger.child({ component: 'data-rights' }),
+  });
+  dataRights.start();
+
   return {
     relay,
     dispatcher,
@@ -95,7 +106,9 @@ export function startWorkers(ctx: AppContext): Workers {
     deliveryWorker,
     deliveryDeps,
     ingestWorker,
+    dataRights,
     async stop() {
+      await dataRights.stop();
       await relay.stop();
       await dispatcher.stop();
       await sweep?.stop();
