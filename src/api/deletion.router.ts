@@ -48,11 +48,11 @@ export function deletionRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
     // Its API key stops here at once; other processes hear of it through NOTIFY (trigger of 006).
     projectKeys.forgetProject(project.id);
     ctx.status = 202;
-    ctx.set('Location', `/api/v1/project-deletions/${deletion.id}`);
+    ctx.set('Location', `/api/v1/projects/deletions/${deletion.id}`);
     ctx.body = presentProjectDeletion(deletion);
   });
 
-  router.get('/project-deletions/:deletionId', auth, async (ctx) => {
+  router.get('/projects/deletions/:deletionId', auth, async (ctx) => {
     const account = ctx.state.account;
     if (!account) throw unauthorized('missing admin bearer token');
     const deletion = await findProjectDeletion(sql, account.id, uuidParam(ctx, 'deletionId', 'project deletion'));

@@ -242,7 +242,7 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     summary: 'Delete a project with all its data',
     description:
       'Deletes the project and everything of it in PostgreSQL at once (feedback, votes, comments, SDK users, members and their tokens, integrations, notifications, deliveries); ' +
-      'its API key stops working. Its events, facts and rollups in ClickHouse are deleted by a durable job, answered here (follow it at `/project-deletions/{deletionId}`). ' +
+      'its API key stops working. Its events, facts and rollups in ClickHouse are deleted by a durable job, answered here (follow it at `/projects/deletions/{deletionId}`). ' +
       'The owner’s token only (a team member gets 403). Also allowed for a suspended project.',
     security: ADMIN_TOKEN,
     request: {
@@ -264,7 +264,7 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
 
   route({
     method: 'get',
-    path: '/project-deletions/{deletionId}',
+    path: '/projects/deletions/{deletionId}',
     operationId: 'getProjectDeletion',
     tags: ['Data rights'],
     summary: 'Follow a project deletion',
@@ -315,7 +315,7 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     request: {
       params: z.object({ id: param(z.uuid(), 'Account id.') }),
       body: {
-        description: 'Optional; `revoke_others` is accepted too.',
+        description: 'Optional. Field names are given in camelCase; the snake_case spelling (`revoke_others`) is accepted too.',
         required: false,
         content: {
           'application/json': {
