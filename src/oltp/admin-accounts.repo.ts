@@ -22,8 +22,9 @@ export async function findAccountByEmail(sql: SqlLike, email: string): Promise<A
 export type AccountCursor = { createdAt: string; id: string };
 
 /**
- * One page of accounts, oldest first, after `cursor`. created_at is compared as text with its
- * microseconds (a JS Date would drop them and repeat or skip rows at a page edge).
+ * One page of accounts, oldest first, after `cursor`. The cursor's created_at travels as text with
+ * its microseconds and is cast in SQL (`::text::timestamptz`): a parameter typed timestamptz would
+ * go through a JS Date, lose them, and repeat the previous page's last row.
  */
 export async function listAccounts(
   sql: SqlLike,
@@ -33,7 +34,7 @@ export async function listAccounts(
     select ${summaryColumns(sql)},
       to_char(a.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_time
     from accounts a
-    ${page.after ? sql`where (a.created_at, a.id) > (${page.after.createdAt}::timestamptz, ${page.after.id}::uuid)` : sql``}
+    ${page.after ? sql`where (a.created_at, a.id) > (${page.after.createdAt}::text::timestamptz, ${page.after.id}::uuid)` : sql``}
     order by a.created_at, a.id
     limit ${page.limit}`;
 }

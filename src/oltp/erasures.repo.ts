@@ -217,6 +217,10 @@ export async function erasePostgres(
 /** Whether the outbox still holds a fact of the project written before `before` (not relayed yet). */
 export async function outboxHoldsFactsBefore(sql: SqlLike, projectId: string, before: Date): Promise<boolean> {
   const [row] = await sql<{ held: boolean }[]>`
-    select exists (select 1 from outbox where project_id = ${projectId} and occurred_at <= ${before}) as held`;
+    select exists (
+      select 1 from outbox
+      -- `before` came through a JS Date (milliseconds): a margin of one covers its lost microseconds.
+      where project_id = ${projectId} and occurred_at < ${before}::timestamptz + interval '1 millisecond'
+    ) as held`;
   return row?.held ?? false;
 }
