@@ -219,7 +219,7 @@ export async function outboxHoldsFactsBefore(sql: SqlLike, projectId: string, be
   const [row] = await sql<{ held: boolean }[]>`
     select exists (
       select 1 from outbox
-      -- `before` came through a JS Date (milliseconds): a margin of one covers its lost microseconds.
+      -- before came through a JS Date (milliseconds): a margin of one covers its lost microseconds.
       where project_id = ${projectId} and occurred_at < ${before}::timestamptz + interval '1 millisecond'
     ) as held`;
   return row?.held ?? false;
