@@ -116,7 +116,12 @@ async function* streamedExport(
       query: `${orderedSelect(selectList(format), scopeCondition(scope))} FORMAT ${clickhouseFormat}`,
       query_params: scopeParams(scope),
       abort_signal: signal,
-      clickhouse_settings: { cancel_http_readonly_queries_on_client_close: 1, wait_end_of_query: 0 },
+      clickhouse_settings: {
+        cancel_http_readonly_queries_on_client_close: 1,
+        wait_end_of_query: 0,
+        // The codec of the paged export's files (hyparquet-writer's default), readable everywhere.
+        ...(format === 'parquet' ? { output_format_parquet_compression_method: 'snappy', output_format_parquet_string_as_string: 1 } : {}),
+      },
     });
     try {
       for await (const chunk of result.stream) yield chunk as Buffer;
