@@ -43,6 +43,8 @@ export type EventExportOptions = {
 
 /** Default page of the paged export: a few MB of text, a short query. */
 export const EXPORT_PAGE_ROWS = 50_000;
+/** Rows per Parquet row group written here: about 0.2 s of encoding on this machine's cores. */
+const PARQUET_ROW_GROUP = 10_000;
 
 /** ClickHouse's name of each format, and the one of the later pages (no second header). */
 const CLICKHOUSE_FORMAT: Record<Exclude<ExportFormat, 'parquet'>, { first: string; next: string }> = {
@@ -99,7 +101,8 @@ export function exportEvents(
   options: EventExportOptions,
 ): AsyncGenerator<Buffer> {
   if (options.streaming) return streamedExport(client, scope, format, options.signal);
-  const pageRows = options.pageRows ?? EXPORT_PAGE_ROWS;
+  // Parquet pages are parsed and encoded here, so they are kept smaller: shorter stalls.
+  const pageRows = options.pageRows ?? (format === 'parquet' ? PARQUET_ROW_GROUP * 2 : EXPORT_PAGE_ROWS);
   return format === 'parquet' ? parquetPages(client, scope, pageRows) : textPages(client, scope, format, pageRows);
 }
 
@@ -210,17 +213,23 @@ const PARQUET_SCHEMA = [
 
 /**
  * A ByteWriter whose bytes are handed out after every row group: the writer's buffer is emptied
- * each time, so the file is never held whole.
+ * each time, so the file is never held whole. Encoding a row group is synchronous JavaScript, so
+ * after each one the writer yields to the event loop (ParquetWriter awaits the promise `flush`
+ * returns), and other requests are answered between row groups.
  */
 class ChunkedByteWriter extends ByteWriter {
   #chunks: Buffer[] = [];
-  flush(): void {
+  flush(): Promise<void> {
+    this.#take();
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+  override finish(): void {
+    this.#take();
+  }
+  #take(): void {
     if (this.index === 0) return;
     this.#chunks.push(Buffer.from(new Uint8Array(this.buffer, 0, this.index)));
     this.index = 0;
-  }
-  override finish(): void {
-    this.flush();
   }
   take(): Buffer[] {
     return this.#chunks.splice(0, this.#chunks.length);
@@ -251,7 +260,8 @@ async function* parquetPages(client: ClickHouseClient, scope: EventExportScope, 
         { name: 'properties', data: rows.map((row) => row[3]) },
         { name: 'created_at', data: rows.map((row) => BigInt(row[4])) },
       ],
-      rowGroupSize: rows.length,
+      // Row groups of at most PARQUET_ROW_GROUP rows: each is encoded in one go, without a break.
+      rowGroupSize: PARQUET_ROW_GROUP,
     });
     yield* writer.take();
   }
