@@ -22,7 +22,7 @@ export function erasureRouter({ sql }: ApiDeps): Router<AppState> {
     if (!parsed.success) throw badRequest(`userId: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const { erasure } = await requestErasure(sql, project.id, parsed.data);
     ctx.status = 202;
-    ctx.set('Location', `${ctx.path.replace(/\/users\/[^/]+$/, '')}/erasures/${erasure.id}`);
+    ctx.set('Location', `/api/v1/projects/${project.id}/erasures/${erasure.id}`);
     ctx.body = presentErasure(erasure);
   });
 
