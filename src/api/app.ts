@@ -2,6 +2,10 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
+import { adminAccountsRouter } from './admin-accounts.router.js';
+import { deletionRouter } from './deletion.router.js';
+import { erasureRouter } from './erasure.router.js';
+import { exportsRouter } from './exports.router.js';
 import { AppError } from './errors.js';
 import { eventsRouter } from './events/events.router.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
@@ -45,6 +49,11 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     unsubscribeRouter(deps),
     membersRouter(deps),
     integrationsRouter(deps),
+    // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.
+    exportsRouter(deps),
+    erasureRouter(deps),
+    deletionRouter(deps),
+    adminAccountsRouter(deps),
   ]) {
     api.use(router.routes());
   }

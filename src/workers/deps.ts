@@ -1,5 +1,6 @@
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
+import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 import type { EventWriter } from './ingest/event-writer.js';
 import type { FactWriter } from './ingest/fact-writer.js';
@@ -16,6 +17,8 @@ export type WorkerDeps = {
   config: Config;
   logger: Logger;
   sql: Sql;
+  /** ClickHouse, for the data-rights jobs' deletions and rollup rebuilds. */
+  clickhouse: ClickHouseClient;
   /** The ingest queue with Redis; undefined without it (events and facts are written in process). */
   queue: IngestQueue | undefined;
   /** The deliveries queue with Redis; without it, a poller over the deliveries table sends. */

@@ -4,6 +4,7 @@ import { enqueueDeliveries } from './notify/deliveries.queue.js';
 import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './notify/deliveries.worker.js';
 import { startIngestWorker } from './ingest/ingest.worker.js';
 import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
+import { DataRightsWorker, ingestQueueSettled } from './erasure.worker.js';
 import { OutboxRelay, type FactDelivery } from './outbox.relay.js';
 
 export type Workers = {
@@ -14,6 +15,8 @@ export type Workers = {
   deliveryWorker: ReturnType<typeof startDeliveryQueueWorker> | undefined;
   deliveryDeps: DeliveryDeps;
   ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
+  /** Erasures and the ClickHouse side of project deletions (docs/data-rights.md). */
+  dataRights: DataRightsWorker;
   stop(): Promise<void>;
 };
 
@@ -86,6 +89,14 @@ export function startWorkers(deps: WorkerDeps): Workers {
   const dispatcher = new NotificationDispatcher(deps.sql, schedule, deps.logger.child({ component: 'notifications' }));
   dispatcher.start();
 
+  const dataRights = new DataRightsWorker({
+    sql: deps.sql,
+    clickhouse: { client: deps.clickhouse, cluster: deps.config.clickhouseCluster },
+    queueSettled: queue ? ingestQueueSettled(queue) : async () => true,
+    logger: deps.logger.child({ component: 'data-rights' }),
+  });
+  dataRights.start();
+
   return {
     relay,
     dispatcher,
@@ -93,7 +104,9 @@ export function startWorkers(deps: WorkerDeps): Workers {
     deliveryWorker,
     deliveryDeps,
     ingestWorker,
+    dataRights,
     async stop() {
+      await dataRights.stop();
       await relay.stop();
       await dispatcher.stop();
       await sweep?.stop();

@@ -56,6 +56,7 @@ import {
 } from '../responses.schema.js';
 import { ListDeliveriesQuery } from '../deliveries/deliveries.schema.js';
 import { AdhocSqlBody } from '../sql/sql.router.js';
+import { registerDataTeamsPaths } from '../openapi.data-teams.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the
@@ -1239,6 +1240,8 @@ function register(registry: OpenAPIRegistry) {
       404: error('No such asset.'),
     },
   });
+
+  registerDataTeamsPaths(registry);
 }
 
 const DESCRIPTION = `
@@ -1287,6 +1290,7 @@ export function buildOpenApiDocument() {
       { name: 'Integrations', description: 'Slack, Discord and signed webhook integrations of a project (Pro and Team plans)' },
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension, ad-hoc SQL and dead letters (operator token)' },
+      { name: 'Data rights', description: 'Exports, erasure of an SDK user’s data and deletions (docs/data-rights.md)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],
   });
