@@ -56,7 +56,7 @@ import {
 } from '../responses.schema.js';
 import { ListDeliveriesQuery } from '../deliveries/deliveries.schema.js';
 import { AdhocSqlBody } from '../sql/sql.router.js';
-import { registerDataTeamsPaths } from '../openapi.data-teams.js';
+import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the

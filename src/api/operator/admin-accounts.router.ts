@@ -1,13 +1,13 @@
 import { Router } from '@koa/router';
-import { findAccountByEmail, issueAdminToken, listAccounts, type AccountCursor, type AccountSummary } from '../oltp/admin-accounts.repo.js';
-import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../core/secrets.js';
+import { findAccountByEmail, issueAdminToken, listAccounts, type AccountCursor, type AccountSummary } from '../../oltp/admin-accounts.repo.js';
+import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.js';
-import { operatorAuth } from './auth.js';
-import type { ApiDeps } from './deps.js';
-import { badRequest, notFound } from './errors.js';
-import { presentAccount } from './presenters.js';
-import type { AppState } from './state.js';
-import { isUuid, parseBody, parseQuery } from './validation.js';
+import { operatorAuth } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { badRequest, notFound } from '../errors.js';
+import { presentAccount } from '../presenters.js';
+import type { AppState } from '../state.js';
+import { isUuid, parseBody, parseQuery } from '../validation.js';
 
 /** An account in the operator's listing: the account record and what hangs on it. */
 export function presentAccountSummary(row: AccountSummary) {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ERASURE_STEPS, JOB_STATUSES } from '../oltp/erasures.repo.js';
-import { PROJECT_DELETION_STEPS } from '../oltp/deletions.repo.js';
-import { PLANS } from '../core/plans.js';
-import type { presentAccountSummary } from './admin-accounts.router.js';
-import type { presentErasure, presentProjectDeletion } from './data-teams.presenters.js';
-import { AccountResponse } from './responses.schema.js';
+import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
+import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
+import { PLANS } from '../../core/plans.js';
+import type { presentAccountSummary } from '../operator/admin-accounts.router.js';
+import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
+import { AccountResponse } from '../responses.schema.js';
 
 /*
  * Response bodies of the data-rights routes (docs/data-rights.md), described like those of

@@ -1,5 +1,5 @@
-import type { ProjectDeletionRow } from '../oltp/deletions.repo.js';
-import type { ErasureRow } from '../oltp/erasures.repo.js';
+import type { ProjectDeletionRow } from '../../oltp/deletions.repo.js';
+import type { ErasureRow } from '../../oltp/erasures.repo.js';
 
 /** An erasure job as the owner follows it (docs/data-rights.md). */
 export function presentErasure(row: ErasureRow) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXPORT_FORMATS } from '../olap/exports.js';
+import { EXPORT_FORMATS } from '../../olap/exports.js';
 
 const format = <const F extends readonly [string, ...string[]]>(formats: F) =>
   z.enum(formats, { error: `must be one of ${formats.join(', ')}` }).optional().default(formats[0] as F[number]);

@@ -1,16 +1,16 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { EXPORT_FORMATS } from '../olap/exports.js';
-import { PREDEFINED_EVENTS } from './metrics/measures.js';
-import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.js';
+import { EXPORT_FORMATS } from '../../olap/exports.js';
+import { PREDEFINED_EVENTS } from '../metrics/measures.js';
+import { IssueAdminTokenBody, ListAccountsQuery } from '../operator/admin-accounts.schema.js';
 import {
   AccountListResponse,
   ErasureResponse,
   IssuedAdminTokenResponse,
   ProjectDeletionResponse,
-} from './data-teams.responses.js';
+} from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
-import { CommentResponse, ErrorBody, FeedbackResponse } from './responses.schema.js';
+import { CommentResponse, ErrorBody, FeedbackResponse } from '../responses.schema.js';
 
 /*
  * The OpenAPI entries of the data-rights routes (docs/data-rights.md): exports, erasure, owner

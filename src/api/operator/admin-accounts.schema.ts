@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bodySchema } from './validation.js';
+import { bodySchema } from '../validation.js';
 
 /** GET /admin/accounts: one account by email, or a page of all of them. */
 export const ListAccountsQuery = z.object({
