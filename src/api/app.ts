@@ -18,6 +18,7 @@ import { OPENAPI_PATH, openapiRouter } from './openapi.router.js';
 import { operatorRouter } from './operator.router.js';
 import { projectFeedbackRouter } from './project-feedback.router.js';
 import { projectsRouter } from './projects.router.js';
+import { projectSqlRouter } from './project-sql.router.js';
 import { sqlRouter } from './sql.router.js';
 import type { AppState } from './state.js';
 import { unsubscribeRouter } from './unsubscribe.router.js';
@@ -44,6 +45,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     unsubscribeRouter(deps),
     membersRouter(deps),
     integrationsRouter(deps),
+    projectSqlRouter(deps),
   ]) {
     api.use(router.routes());
   }

@@ -56,6 +56,7 @@ import {
 } from './responses.schema.js';
 import { ListDeliveriesQuery } from './deliveries.schema.js';
 import { AdhocSqlBody } from './sql.router.js';
+import { registerProjectSqlPaths } from './openapi.project-sql.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the
@@ -667,6 +668,8 @@ function register(registry: OpenAPIRegistry) {
       },
     });
   }
+
+  registerProjectSqlPaths(route);
 
   // Operator (DESIGN 3)
 
