@@ -62,5 +62,5 @@ export async function seedAnalytics(
     first_seen_at: null,
   }));
   await server.clickhouse.insert({ table: 'facts', values: facts, format: 'JSONEachRow', clickhouse_settings: batchInsertSettings(randomUUID()) });
-  return { eventIds: rows.map((row) => row.event_id), factIds: facts.map((fact) => fact.id) };
+  return { eventIds: rows.map((row) => row.event_id), factIds: facts.map((fact) => fact.fact_id) };
 }
