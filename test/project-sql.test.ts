@@ -3,12 +3,16 @@ import { addMember, createAccount, createProject, type TestProject } from './hel
 import { seedAnalytics } from './helpers/project-sql-seed.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 
+const TIMEOUT_MS = 3_000;
 let server: TestServer;
 let own: TestProject;
 let other: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
+  server = await startTestServer({
+    workers: false,
+    env: { PROJECT_SQL_TIMEOUT_MS: String(TIMEOUT_MS), PROJECT_SQL_MAX_MEMORY_MB: '64', PROJECT_SQL_ACCOUNT_CONCURRENCY: '1' },
+  });
   own = await createProject(server, { plan: 'pro' });
   other = await createProject(server, { plan: 'team' });
   await seedAnalytics(server, own.id, 'own');
@@ -154,5 +158,56 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
     const r = await projectSql(own, body);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
     expect(r.body).toEqual({ error: true, reason: expect.stringMatching(reason) });
+  });
+
+  it('a query over its memory bound is a 400 (PROJECT_SQL_MAX_MEMORY_MB)', async () => {
+    const r = await projectSql(own, { query: 'SELECT groupArray(number) AS a FROM numbers(50000000)' });
+    expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(400);
+    expect(r.body.reason).toMatch(/^query: .*memory limit/i);
+  });
+});
+
+/** Hashes ten billion numbers: runs until the engine stops it at its time limit. */
+const HEAVY = 'SELECT count() AS n FROM numbers(10000000000) WHERE cityHash64(number) % 1000 = 7';
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = performance.now();
+  const value = await work();
+  return { ms: performance.now() - started, value };
+}
+
+describe('bounds of project queries (embedded chDB)', () => {
+  it('while one runs, metrics and /events/track answer within 1 s; the account’s next query gets 429 with Retry-After', async () => {
+    const heavy = timed(() => projectSql(own, { query: HEAVY }));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // it is in the engine now
+    const second = await projectSql(own, { query: 'SELECT 1' });
+    expect(second.status, JSON.stringify(second.body)).toBe(429);
+    expect(second.body).toEqual({ error: true, reason: expect.stringMatching(/^query: this account already runs 1 SQL/) });
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 3; i++) {
+      const m = await timed(() => server.request('GET', `/api/v1/metrics/summary?date_from=${isoDay(Date.now())}`, { apiKey: other.apiKey }));
+      expect(m.value.status, JSON.stringify(m.value.body)).toBe(200);
+      expect(m.ms).toBeLessThan(1_000);
+      const t = await timed(() => server.request('POST', '/api/v1/events/track', { apiKey: other.apiKey, body: { eventName: 'during_sql', userId: `u${i}` } }));
+      expect(t.value.status, JSON.stringify(t.value.body)).toBe(200);
+      expect(t.ms).toBeLessThan(1_000);
+    }
+    const done = await heavy;
+    // Stopped at its limit, which counts from its arrival, as a refusal.
+    expect(done.value.status, JSON.stringify(done.value.body)).toBe(400);
+    expect(done.value.body.reason).toMatch(/^query: .*(Timeout|timed out)/i);
+    expect(done.ms).toBeLessThan(TIMEOUT_MS + 1_500);
+  });
+
+  it('another account’s query waits for the turn at most until its own limit (its result, or 429)', async () => {
+    // Let the previous heavy query's engine work end (the turn is held until then).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const heavy = projectSql(own, { query: HEAVY });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const waited = await timed(() => projectSql(other, { query: 'SELECT count() AS n FROM facts' }));
+    // Either the turn came in time and it ran, or its limit ran out while it waited (429).
+    expect([200, 429], JSON.stringify(waited.value.body)).toContain(waited.value.status);
+    expect(waited.ms).toBeLessThan(TIMEOUT_MS + 1_500);
+    await heavy;
   });
 });
