@@ -20,8 +20,16 @@ let stranger: TestProject;
 /** Lower-case strings that only the other projects' rows hold. */
 let foreignMarkers: string[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer({ workers: false });
+/** The server mode runs when CLICKHOUSE_URL names a ClickHouse server (same filters, as request settings). */
+const SERVER_URL = process.env.CLICKHOUSE_URL;
+const MODES: [string, Record<string, string>][] = [
+  ['embedded chDB', {}],
+  ...(SERVER_URL ? ([['a ClickHouse server', { CLICKHOUSE_URL: SERVER_URL }]] as [string, Record<string, string>][]) : []),
+];
+if (!SERVER_URL) console.log('project-sql-hostile: CLICKHOUSE_URL is not set, so the ClickHouse-server run is skipped (embedded chDB only)');
+
+async function setUp(env: Record<string, string>) {
+  server = await startTestServer({ workers: false, env });
   own = await createProject(server, { plan: 'pro' });
   sibling = await createProject(server, { account: own.account });
   stranger = await createProject(server, { plan: 'team' });
@@ -37,10 +45,7 @@ beforeAll(async () => {
     ...[...a.eventIds, ...b.eventIds],
     ...[...a.factIds, ...b.factIds].map(String),
   ].map((marker) => marker.toLowerCase());
-});
-afterAll(async () => {
-  await server?.close();
-});
+}
 
 const F = () => stranger.id;
 const S = () => sibling.id;
@@ -204,7 +209,12 @@ const HOSTILE: Hostile[] = [
   ['a count of the view in a WHERE', () => 'SELECT * FROM numbers(10) WHERE number IN (SELECT count() FROM events_daily_mv)'],
 ];
 
-describe('tenant SQL: no hostile query returns another project’s rows', () => {
+describe.each(MODES)('tenant SQL on %s: no hostile query returns another project’s rows', (_mode, env) => {
+  beforeAll(() => setUp(env));
+  afterAll(async () => {
+    await server?.close();
+  });
+
   it('has at least 100 hostile queries', () => {
     expect(HOSTILE.length).toBeGreaterThanOrEqual(100);
   });
