@@ -62,6 +62,7 @@ describe('loadConfig', () => {
         timeoutMs: 10_000,
         backoffMs: 30_000,
       },
+      projectSql: { timeoutMs: undefined, maxMemoryBytes: 512 * 1024 * 1024, accountConcurrency: 2 },
     });
     expect(path.isAbsolute(config.dataDir)).toBe(true);
   });
@@ -137,6 +138,7 @@ describe('loadConfig', () => {
         timeoutMs: 2_000,
         backoffMs: 500,
       },
+      projectSql: { timeoutMs: undefined, maxMemoryBytes: 512 * 1024 * 1024, accountConcurrency: 2 },
     });
   });
 

@@ -23,6 +23,7 @@ import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
 import { sqlRouter } from './sql/sql.router.js';
+import { projectSqlRouter } from './project-sql.router.js';
 import type { AppState } from './state.js';
 import { unsubscribeRouter } from './unsubscribe/unsubscribe.router.js';
 import { usersRouter } from './users/users.router.js';
@@ -54,6 +55,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     erasureRouter(deps),
     deletionRouter(deps),
     adminAccountsRouter(deps),
+    projectSqlRouter(deps),
   ]) {
     api.use(router.routes());
   }

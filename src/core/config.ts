@@ -78,6 +78,10 @@ const EnvSchema = z.object({
   DELIVERY_BACKOFF_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
   /** Limit of one POST /admin/sql query, its wait for a turn included; default 5 s embedded, 10 s with a server. */
   OPERATOR_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
+  /** POST /projects/:id/sql (docs/project-sql.md): time limit (default as the operator's), memory, queries per account at once. */
+  PROJECT_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
+  PROJECT_SQL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_048_576).default(512),
+  PROJECT_SQL_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 });
 
 export type Config = {
@@ -151,6 +155,15 @@ export type Config = {
    * a turn counts too. Unset: 5 s with embedded chDB, where it shares the process, 10 s with a server.
    */
   operatorSqlTimeoutMs: number | undefined;
+  /** Tenant SQL (POST /projects/:id/sql, docs/project-sql.md). */
+  projectSql: {
+    /** Limit of one query, its wait included; unset: 5 s with embedded chDB, 10 s with a server. */
+    timeoutMs: number | undefined;
+    /** max_memory_usage of one query, in bytes. */
+    maxMemoryBytes: number;
+    /** Queries of one account running or waiting at once (per API process); more get a 429. */
+    accountConcurrency: number;
+  };
 };
 
 /**
@@ -219,6 +232,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
     operatorSqlTimeoutMs: e.OPERATOR_SQL_TIMEOUT_MS,
+    projectSql: {
+      timeoutMs: e.PROJECT_SQL_TIMEOUT_MS,
+      maxMemoryBytes: e.PROJECT_SQL_MAX_MEMORY_MB * 1024 * 1024,
+      accountConcurrency: e.PROJECT_SQL_ACCOUNT_CONCURRENCY,
+    },
   };
 }
 

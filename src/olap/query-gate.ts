@@ -30,8 +30,14 @@ export class QueryGate {
       maxWaiting: number;
       /** Retry-After of a refusal. */
       retryAfterSeconds: number;
+      /** What waits here, as refusals name it; default "operator queries". */
+      label?: string;
     },
   ) {}
+
+  private get label(): string {
+    return this.options.label ?? 'operator queries';
+  }
 
   /** Waits for a turn until `deadline` (epoch ms); resolves with the function that ends it. */
   async enter(deadline: number): Promise<() => void> {
@@ -40,7 +46,7 @@ export class QueryGate {
       return this.turn();
     }
     if (this.waiting.length >= this.options.maxWaiting) {
-      throw new QueryGateBusy('too many operator queries at once; retry later', this.options.retryAfterSeconds);
+      throw new QueryGateBusy(`too many ${this.label} at once; retry later`, this.options.retryAfterSeconds);
     }
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
@@ -51,7 +57,7 @@ export class QueryGate {
         timer: setTimeout(
           () => {
             this.waiting.splice(this.waiting.indexOf(waiter), 1);
-            reject(new QueryGateBusy('the time limit ran out while earlier operator queries ran; retry later', this.options.retryAfterSeconds));
+            reject(new QueryGateBusy(`the time limit ran out while earlier ${this.label} ran; retry later`, this.options.retryAfterSeconds));
           },
           Math.max(0, deadline - Date.now()),
         ),

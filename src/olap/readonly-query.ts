@@ -1,4 +1,4 @@
-import { judgeAst, KNOWN_TABLE_FUNCTIONS } from './readonly-ast-guard.js';
+import { judgeAst, KNOWN_TABLE_FUNCTIONS, type AstVerdict } from './readonly-ast-guard.js';
 import type { ParamValue, ReadonlyEngine, ReadonlyLimits, ReadonlySession } from './readonly-session.js';
 
 /** A query refused, or failed in the engine: its message is safe to show to the caller. */
@@ -23,6 +23,12 @@ export type ReadonlyQueryResult = {
 export type ReadonlyQueryOptions = {
   /** Receives a promise that settles once the engine has finished every statement of this query. */
   onEngineIdle?: (idle: Promise<void>) => void;
+  /**
+   * A further check of the one statement that will run, after the read-only checks passed and
+   * before it runs (tenant SQL narrows what may be read: project-query.ts). It receives the
+   * statement's `EXPLAIN AST` rows and the session, on which it may run statements of its own.
+   */
+  check?: (statement: string, astRows: string[], session: ReadonlySession) => Promise<AstVerdict>;
 };
 
 const TEXT_PARAM = 'readonly_query_text';
@@ -48,7 +54,7 @@ export async function runReadonlyQuery(
 ): Promise<ReadonlyQueryResult> {
   const session = await engine.open({ ...limits, maxResultRows: limits.maxRows + 1 }, params);
   try {
-    return await withDeadline(checkedRun(engine, session, text, limits), limits.timeoutMs + (limits.graceMs ?? 1_000));
+    return await withDeadline(checkedRun(engine, session, text, limits, options.check), limits.timeoutMs + (limits.graceMs ?? 1_000));
   } finally {
     session.close();
     options.onEngineIdle?.(session.idle());
@@ -60,14 +66,20 @@ async function checkedRun(
   session: ReadonlySession,
   text: string,
   limits: ReadonlyQueryLimits,
+  check: ReadonlyQueryOptions['check'],
 ): Promise<ReadonlyQueryResult> {
   const single = await singleStatement(session, text);
   const statement = await singleStatement(session, `SELECT * FROM (${single}) LIMIT ${limits.maxRows + 1}`);
   // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
   if ((await singleStatement(session, statement)) !== statement) throw new ReadonlyQueryRefused('the query does not format to one statement');
   const ast = await engineStep(() => session.run(`EXPLAIN AST ${statement}`, 'JSONEachRow'));
-  const verdict = judgeAst(jsonLines<{ explain: string }>(ast).map((row) => row.explain), await tableFunctionsOf(engine, session));
+  const astRows = jsonLines<{ explain: string }>(ast).map((row) => row.explain);
+  const verdict = judgeAst(astRows, await tableFunctionsOf(engine, session));
   if (!verdict.ok) throw new ReadonlyQueryRefused(verdict.reason);
+  if (check) {
+    const narrowed = await engineStep(() => check(statement, astRows, session));
+    if (!narrowed.ok) throw new ReadonlyQueryRefused(narrowed.reason);
+  }
   const body = JSON.parse(await engineStep(() => session.run(statement, 'JSON'))) as {
     meta?: { name: string; type: string }[];
     data: Record<string, unknown>[];
@@ -127,7 +139,8 @@ async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
-function jsonLines<T>(text: string): T[] {
+/** Rows of a JSONEachRow answer. */
+export function jsonLines<T>(text: string): T[] {
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')

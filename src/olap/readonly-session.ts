@@ -9,6 +9,14 @@ export type ReadonlyLimits = {
   maxResultRows: number;
   /** Threads of the query (max_threads); 0 leaves the engine's default. */
   maxThreads: number;
+  /** Memory of the query at most (max_memory_usage), in bytes; unset leaves the engine's default. */
+  maxMemoryBytes?: number | undefined;
+  /**
+   * Row filters the engine adds to every read of a table (additional_table_filters), by table
+   * name: the filter expression is SQL the service writes from its own validated values, never
+   * request text (project-query.ts). Set before readonly, so the query cannot lift it.
+   */
+  tableFilters?: Readonly<Record<string, string>> | undefined;
 };
 
 export type ParamValue = string | number | boolean;
@@ -40,6 +48,8 @@ function readonlySettings(limits: ReadonlyLimits): Record<string, number | strin
     // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
     output_format_json_quote_64bit_integers: 1,
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
+    ...(limits.maxMemoryBytes !== undefined ? { max_memory_usage: limits.maxMemoryBytes } : {}),
+    ...(limits.tableFilters ? { additional_table_filters: mapText(limits.tableFilters) } : {}),
     allow_ddl: 0,
     allow_introspection_functions: 0,
     readonly: 1,
@@ -158,6 +168,16 @@ function paramText(value: ParamValue): string {
 /** A ClickHouse string literal: backslash and quote escaped, so the value cannot end it early. */
 function stringLiteral(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * A Map(String, String) setting as ClickHouse parses it from text (`{'events':'…'}`), the form a
+ * server takes as a request setting and chDB's `SET` takes as a string.
+ */
+function mapText(entries: Readonly<Record<string, string>>): string {
+  return `{${Object.entries(entries)
+    .map(([key, value]) => `${stringLiteral(key)}:${stringLiteral(value)}`)
+    .join(',')}}`;
 }
 
 function settingsText(settings: ClickHouseSettings): string {

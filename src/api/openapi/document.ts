@@ -57,6 +57,7 @@ import {
 import { ListDeliveriesQuery } from '../deliveries/deliveries.schema.js';
 import { AdhocSqlBody } from '../sql/sql.router.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
+import { registerProjectSqlPaths } from '../openapi.project-sql.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the
@@ -677,6 +678,8 @@ function register(registry: OpenAPIRegistry) {
       },
     });
   }
+
+  registerProjectSqlPaths(route);
 
   // Operator (DESIGN 3)
 

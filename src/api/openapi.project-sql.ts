@@ -1,0 +1,76 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { PREDEFINED_EVENTS } from './metrics/measures.js';
+import { PROJECT_SQL_MAX_ROWS } from '../olap/project-query.js';
+import { TENANT_TABLES } from '../olap/tenant-guard.js';
+import { PLAN_LIMITS } from '../core/plans.js';
+import type { ProjectSqlEcho } from './project-sql.router.js';
+import { ProjectSqlBody } from './project-sql.schema.js';
+import { AdhocSqlResponse, ErrorBody } from './responses.schema.js';
+
+/** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
+export const ProjectSqlResponse = AdhocSqlResponse.extend({
+  event_scope: z.enum(['all', 'predefined_only']).meta({
+    description: `\`predefined_only\` when the plan cannot read custom event names: \`events\`, \`events_daily\` and \`events_hourly\` then hold only ${PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ')}.`,
+  }),
+  retention_clamped: z.boolean().meta({ description: 'True when the plan narrowed the requested window (still a 200).' }),
+  retention_window_days: z.number().int().min(1).meta({ description: 'The plan’s allowance in days.' }),
+  date_from: z.iso.date().meta({ description: 'First day the query could see (UTC, inclusive).' }),
+  date_to: z.iso.date().meta({ description: 'Last day the query could see (UTC, inclusive).' }),
+}).meta({ id: 'ProjectSqlResult' });
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const echoMatches: Same<ProjectSqlEcho, Omit<z.infer<typeof ProjectSqlResponse>, keyof z.infer<typeof AdhocSqlResponse>>> = true;
+void echoMatches;
+
+const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
+const error = (description: string) => json(description, ErrorBody);
+
+/** Registers POST /projects/{id}/sql through the document's `route` (which adds the shared 429). */
+export function registerProjectSqlPaths(route: (config: RouteConfig) => void): void {
+  const object = ProjectSqlBody.out;
+  route({
+    method: 'post',
+    path: '/projects/{id}/sql',
+    operationId: 'runProjectSql',
+    tags: ['Projects'],
+    summary: 'Run one read-only SQL query on the project’s analytics data',
+    description:
+      `One read-only ClickHouse SELECT over ${TENANT_TABLES.map((t) => `\`${t}\``).join(', ')} (docs/project-sql.md). ` +
+      'ClickHouse itself adds the project, the window and the plan’s event scope to every read of these tables, wherever the query names them; ' +
+      'any other table, database-qualified name outside the service’s database, system table, dictionary or table function other than a row generator (`numbers`, `values`, …) is refused with 400, ' +
+      'and so are the operator SQL’s refusals (a second statement, writes, SETTINGS, functions that reach files or the network). ' +
+      `At most ${PROJECT_SQL_MAX_ROWS.toLocaleString('en')} rows; time (the wait for a turn included) 5 s with embedded chDB or 10 s with a server (PROJECT_SQL_TIMEOUT_MS), memory PROJECT_SQL_MAX_MEMORY_MB. ` +
+      `The window defaults to the plan’s allowance (${PLAN_LIMITS.free.metricsWindowDays} days on Free and Pro, ${PLAN_LIMITS.team.metricsWindowDays} on Team) ending today, and is clamped to it. ` +
+      '429 with Retry-After when the account already runs PROJECT_SQL_ACCOUNT_CONCURRENCY queries (default 2), or too many project queries wait.',
+    security: [{ AdminToken: [] }],
+    request: {
+      params: z.object({ id: z.uuid().meta({ param: { description: 'Project id. 404 when no such project exists, 403 when it belongs to another account.' } }) }),
+      body: {
+        description:
+          'Field names are given in camelCase; the snake_case spelling of each top-level field (`date_from` for `dateFrom`) is accepted too. When both are sent, the camelCase one wins.',
+        required: true,
+        content: {
+          'application/json': {
+            schema: object
+              .extend({
+                query: object.shape.query.meta({ description: 'One SELECT (no SETTINGS clause), with `{name:Type}` parameters.' }),
+                params: object.shape.params.meta({ description: 'Values of the query’s parameters, by name.' }),
+                dateFrom: object.shape.dateFrom.meta({ description: 'First day to see (UTC). Default: the plan’s allowance before dateTo.' }),
+                dateTo: object.shape.dateTo.meta({ description: 'Last day to see (UTC). Default: today.' }),
+              })
+              .meta({ id: 'ProjectSqlRequest' }),
+          },
+        },
+      },
+    },
+    responses: {
+      200: json('The result, with the window and event scope that applied.', ProjectSqlResponse),
+      400: error('Validation failed (the reason names the field), or the query was refused or failed (`query: …`).'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
+      default: error('Any other failure, in the server-wide error body (413, 500, 503 with Retry-After).'),
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import { TENANT_TABLES } from './tenant-guard.js';
+
+/** What one tenant query may see: one project, a window of time, and maybe only some event names. */
+export type TenantScope = {
+  projectId: string;
+  /** First instant of the window. */
+  start: Date;
+  /** First instant after the window. */
+  end: Date;
+  /** Event names the plan may read (events and the rollups); null: every name. */
+  eventNames: readonly string[] | null;
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The row filters ClickHouse adds to every read of each tenant table (the session's
+ * `additional_table_filters`), by table name and by `<database>.<table>`. They are written from the
+ * service's own values only (the project id read from PostgreSQL, the window computed from the
+ * plan, the plan's event names), each checked or quoted here, never from request text. The
+ * engine matches a read of `default.events` by the name `events` too (measured), so both keys
+ * carry the same filter.
+ */
+export function tenantTableFilters(scope: TenantScope, database: string): Record<string, string> {
+  if (!UUID.test(scope.projectId)) throw new RangeError('tenant scope: the project id is not a UUID');
+  const project = `project_id = toUUID(${literal(scope.projectId)})`;
+  const names = scope.eventNames === null ? '' : ` AND event_name IN (${scope.eventNames.map(literal).join(', ') || "''"})`;
+  const between = (column: string, from: string, to: string) => `${column} >= ${from} AND ${column} < ${to}`;
+  const dateTime64 = (instant: Date, precision: number) => `toDateTime64(${literal(clickhouseTime(instant))}, ${precision}, 'UTC')`;
+  const byTable: Record<(typeof TENANT_TABLES)[number], string> = {
+    events: `${project} AND ${between('created_at', dateTime64(scope.start, 3), dateTime64(scope.end, 3))}${names}`,
+    facts: `${project} AND ${between('occurred_at', dateTime64(scope.start, 6), dateTime64(scope.end, 6))}`,
+    events_daily: `${project} AND ${between('day', `toDate(${literal(isoDay(scope.start))})`, `toDate(${literal(isoDay(scope.end))})`)}${names}`,
+    events_hourly: `${project} AND ${between('hour', `toDateTime(${literal(clickhouseTime(scope.start).slice(0, 19))}, 'UTC')`, `toDateTime(${literal(clickhouseTime(scope.end).slice(0, 19))}, 'UTC')`)}${names}`,
+  };
+  const filters: Record<string, string> = {};
+  for (const table of TENANT_TABLES) {
+    filters[table] = byTable[table];
+    filters[`${database}.${table}`] = byTable[table];
+  }
+  return filters;
+}
+
+/** `2026-01-31 00:00:00.000`, UTC. */
+function clickhouseTime(instant: Date): string {
+  return instant.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+const isoDay = (instant: Date) => instant.toISOString().slice(0, 10);
+
+/** A ClickHouse string literal: backslash and quote escaped, so the value cannot end it early. */
+function literal(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
