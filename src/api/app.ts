@@ -23,7 +23,7 @@ import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
 import { sqlRouter } from './sql/sql.router.js';
-import { projectSqlRouter } from './project-sql.router.js';
+import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
 import { unsubscribeRouter } from './unsubscribe/unsubscribe.router.js';
 import { usersRouter } from './users/users.router.js';

@@ -57,7 +57,7 @@ import {
 import { ListDeliveriesQuery } from '../deliveries/deliveries.schema.js';
 import { AdhocSqlBody } from '../sql/sql.router.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
-import { registerProjectSqlPaths } from '../openapi.project-sql.js';
+import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the

@@ -1,12 +1,12 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { PREDEFINED_EVENTS } from './metrics/measures.js';
-import { PROJECT_SQL_MAX_ROWS } from '../olap/project-query.js';
-import { TENANT_TABLES } from '../olap/tenant-guard.js';
-import { PLAN_LIMITS } from '../core/plans.js';
+import { PREDEFINED_EVENTS } from '../metrics/measures.js';
+import { PROJECT_SQL_MAX_ROWS } from '../../olap/project-query.js';
+import { TENANT_TABLES } from '../../olap/tenant-guard.js';
+import { PLAN_LIMITS } from '../../core/plans.js';
 import type { ProjectSqlEcho } from './project-sql.router.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import { AdhocSqlResponse, ErrorBody } from './responses.schema.js';
+import { AdhocSqlResponse, ErrorBody } from '../responses.schema.js';
 
 /** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
 export const ProjectSqlResponse = AdhocSqlResponse.extend({

@@ -1,16 +1,16 @@
 import { Router } from '@koa/router';
-import { MetricsError } from './metrics/metrics.errors.js';
-import { PREDEFINED_EVENTS } from './metrics/measures.js';
-import { resolveWindow } from './metrics/window.js';
-import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused, type TenantScope } from '../olap/project-query.js';
-import type { ProjectWithPlan } from '../oltp/projects.repo.js';
-import { PLAN_LIMITS } from '../core/plans.js';
-import { adminAuth, ownedProject } from './auth.js';
-import type { ApiDeps } from './deps.js';
-import { AppError, badRequest } from './errors.js';
+import { MetricsError } from '../metrics/metrics.errors.js';
+import { PREDEFINED_EVENTS } from '../metrics/measures.js';
+import { resolveWindow } from '../metrics/window.js';
+import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused, type TenantScope } from '../../olap/project-query.js';
+import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { adminAuth, ownedProject } from '../auth.js';
+import type { ApiDeps } from '../deps.js';
+import { AppError, badRequest } from '../errors.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import type { AppState } from './state.js';
-import { parseBody } from './validation.js';
+import type { AppState } from '../state.js';
+import { parseBody } from '../validation.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 
