@@ -84,61 +84,95 @@ function metricsQueries(surface: 'key' | 'admin') {
   };
 }
 
-/** The metrics operations on two surfaces (SPEC 4.10, README "Metrics"). */
-export function registerMetricsPaths(route: Route) {
-  const metricsIntro =
-    'Every response echoes what the server ran: `event_scope`, `retention_clamped`, `retention_window_days`, `date_from`, `date_to`. ' +
-    'Plan effects are narrowed 200s (custom event names left out below Pro; the window clamped to the plan’s allowance), except the 402s.';
-  const base400 = ['METRICS_INVALID_DATE', 'METRICS_INVALID_RANGE', 'METRICS_INVALID_PARAMETER'] as const;
-  const operations = {
-    summary: {
-      summary: 'Aggregate metrics',
-      response: { key: KeyMetrics.summary, admin: AdminMetrics.summary },
-      codes400: [...base400, 'METRICS_UNKNOWN_MEASURE'],
-      codes402: 'an `event` filter naming a custom event, below Pro',
-    },
-    timeseries: {
-      summary: 'Metrics per time bucket',
-      response: { key: KeyMetrics.timeseries, admin: AdminMetrics.timeseries },
-      codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_INTERVAL', 'METRICS_TOO_MANY_BUCKETS'],
-      codes402: 'an `event` filter naming a custom event, below Pro',
-    },
-    breakdown: {
-      summary: 'Metrics grouped by one dimension',
-      response: { key: KeyMetrics.breakdown, admin: AdminMetrics.breakdown },
-      codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_DIMENSION', 'METRICS_MEASURE_NOT_SPLITTABLE', 'METRICS_INVALID_LIMIT'],
-      codes402: 'a breakdown by `event_name`, or an `event` filter naming a custom event, below Pro',
-    },
-    events: {
-      summary: 'Raw event feed (Pro and Team)',
-      response: { key: MetricsEventsFeed, admin: MetricsEventsFeed },
-      codes400: [...base400, 'METRICS_INVALID_LIMIT', 'METRICS_INVALID_CURSOR'],
-      codes402: 'any request below Pro',
-    },
-  } satisfies Record<string, { summary: string; response: { key: z.ZodType; admin: z.ZodType }; codes400: MetricsErrorCode[]; codes402: string }>;
+const metricsIntro =
+  'Every response echoes what the server ran: `event_scope`, `retention_clamped`, `retention_window_days`, `date_from`, `date_to`. ' +
+  'Plan effects are narrowed 200s (custom event names left out below Pro; the window clamped to the plan’s allowance), except the 402s.';
+const base400 = ['METRICS_INVALID_DATE', 'METRICS_INVALID_RANGE', 'METRICS_INVALID_PARAMETER'] as const;
 
+/**
+ * The four operations, each on two surfaces, with their literal paths and operation ids (so that
+ * searching for a path finds it), in the order they are registered.
+ */
+const OPERATIONS = [
+  {
+    name: 'summary',
+    keyPath: '/metrics/summary',
+    keyOperationId: 'metricsSummary',
+    adminPath: '/projects/{id}/metrics/summary',
+    adminOperationId: 'projectMetricsSummary',
+    summary: 'Aggregate metrics',
+    response: { key: KeyMetrics.summary, admin: AdminMetrics.summary },
+    codes400: [...base400, 'METRICS_UNKNOWN_MEASURE'],
+    codes402: 'an `event` filter naming a custom event, below Pro',
+  },
+  {
+    name: 'timeseries',
+    keyPath: '/metrics/timeseries',
+    keyOperationId: 'metricsTimeseries',
+    adminPath: '/projects/{id}/metrics/timeseries',
+    adminOperationId: 'projectMetricsTimeseries',
+    summary: 'Metrics per time bucket',
+    response: { key: KeyMetrics.timeseries, admin: AdminMetrics.timeseries },
+    codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_INTERVAL', 'METRICS_TOO_MANY_BUCKETS'],
+    codes402: 'an `event` filter naming a custom event, below Pro',
+  },
+  {
+    name: 'breakdown',
+    keyPath: '/metrics/breakdown',
+    keyOperationId: 'metricsBreakdown',
+    adminPath: '/projects/{id}/metrics/breakdown',
+    adminOperationId: 'projectMetricsBreakdown',
+    summary: 'Metrics grouped by one dimension',
+    response: { key: KeyMetrics.breakdown, admin: AdminMetrics.breakdown },
+    codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_DIMENSION', 'METRICS_MEASURE_NOT_SPLITTABLE', 'METRICS_INVALID_LIMIT'],
+    codes402: 'a breakdown by `event_name`, or an `event` filter naming a custom event, below Pro',
+  },
+  {
+    name: 'events',
+    keyPath: '/metrics/events',
+    keyOperationId: 'metricsEvents',
+    adminPath: '/projects/{id}/metrics/events',
+    adminOperationId: 'projectMetricsEvents',
+    summary: 'Raw event feed (Pro and Team)',
+    response: { key: MetricsEventsFeed, admin: MetricsEventsFeed },
+    codes400: [...base400, 'METRICS_INVALID_LIMIT', 'METRICS_INVALID_CURSOR'],
+    codes402: 'any request below Pro',
+  },
+] as const satisfies readonly {
+  name: keyof ReturnType<typeof metricsQueries>;
+  keyPath: `/metrics/${string}`;
+  keyOperationId: string;
+  adminPath: `/projects/{id}/metrics/${string}`;
+  adminOperationId: string;
+  summary: string;
+  response: { key: z.ZodType; admin: z.ZodType };
+  codes400: readonly MetricsErrorCode[];
+  codes402: string;
+}[];
+
+/** The metrics operations on two surfaces (SPEC 4.10, README "Metrics"): the API key's project, or any project of the admin token's account. */
+export function registerMetricsPaths(route: Route) {
   const keyQueries = metricsQueries('key');
   const adminQueries = metricsQueries('admin');
-  for (const [name, op] of Object.entries(operations) as [keyof typeof operations, (typeof operations)[keyof typeof operations]][]) {
-    const capitalized = `${name[0]?.toUpperCase()}${name.slice(1)}`;
+  for (const op of OPERATIONS) {
     const bad = metricsError(`${codes(...op.codes400)}. A parameter given twice is \`METRICS_INVALID_PARAMETER\`.`);
     const pro = metricsError(`\`METRICS_CUSTOM_EVENTS_REQUIRE_PRO\`: ${op.codes402}.`);
     route({
       method: 'get',
-      path: `/metrics/${name}`,
-      operationId: `metrics${capitalized}`,
+      path: op.keyPath,
+      operationId: op.keyOperationId,
       tags: ['Metrics'],
       summary: `${op.summary}, for the API key’s project`,
       description: metricsIntro,
       security: API_KEY,
-      request: { query: keyQueries[name] },
+      request: { query: keyQueries[op.name] },
       responses: {
         200: json('The metrics.', op.response.key),
         400: bad,
         401: error('Missing or invalid API key.'),
         402: pro,
         403:
-          name === 'events'
+          op.name === 'events'
             ? error('The project is suspended.')
             : json(
                 'The project is suspended (server-wide body), or an SDK-user or revenue measure was asked (`METRICS_MEASURE_REQUIRES_ADMIN_TOKEN`, metrics body).',
@@ -149,13 +183,13 @@ export function registerMetricsPaths(route: Route) {
     });
     route({
       method: 'get',
-      path: `/projects/{id}/metrics/${name}`,
-      operationId: `projectMetrics${capitalized}`,
+      path: op.adminPath,
+      operationId: op.adminOperationId,
       tags: ['Metrics'],
       summary: `${op.summary}, for a project of the admin token’s account`,
       description: `${metricsIntro} This surface adds the SDK-user and revenue measures.`,
       security: ADMIN_TOKEN,
-      request: { params: ProjectPath, query: adminQueries[name] },
+      request: { params: ProjectPath, query: adminQueries[op.name] },
       responses: {
         200: json('The metrics.', op.response.admin),
         400: bad,
