@@ -10,7 +10,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
  * the Content-Type among that response's media types, and the body valid against its schema.
  *
  * The document is the one the service serves, built once per test process by the same function
- * (src/api/openapi.ts), not fetched over HTTP. Nothing here knows a route: paths are matched
+ * (src/api/openapi/document.ts), not fetched over HTTP. Nothing here knows a route: paths are matched
  * against the document's templates, so routes added later are checked as soon as they are
  * documented, and refused until they are.
  *
@@ -175,7 +175,7 @@ export class OpenApiValidator {
         `The response to ${response.method.toUpperCase()} ${response.path} (status ${response.status}) violates the OpenAPI document:`,
         ...problems.map((problem) => `  - ${problem}`),
         `  body: ${excerpt(response.text)}`,
-        '  (fix the document in src/api/openapi.ts / responses.schema.ts, or the server; see README "OpenAPI" to opt a request out)',
+        '  (fix src/api/<resource>/<resource>.openapi.ts or .responses.ts, or the server; see README "OpenAPI" to opt a request out)',
       ].join('\n'),
     );
   }

@@ -10,7 +10,9 @@ import {
   ProjectDeletionResponse,
 } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
-import { CommentResponse, ErrorBody, FeedbackResponse } from '../responses.schema.js';
+import { ErrorBody } from '../errors.responses.js';
+import { error, json } from '../openapi/building-blocks.js';
+import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
 
 /*
  * The OpenAPI entries of the data-rights routes (docs/data-rights.md): exports, erasure, owner
@@ -18,8 +20,6 @@ import { CommentResponse, ErrorBody, FeedbackResponse } from '../responses.schem
  * (server-wide error body, a 429 on every limited route, descriptions on the parameters).
  */
 
-const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
-const error = (description: string) => json(description, ErrorBody);
 const param = <S extends z.ZodType>(schema: S, description: string): S => schema.meta({ param: { description } });
 
 const ADMIN_TOKEN = [{ AdminToken: [] }];

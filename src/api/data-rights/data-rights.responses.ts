@@ -4,11 +4,11 @@ import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
 import { PLANS } from '../../core/plans.js';
 import type { presentAccountSummary } from '../operator/admin-accounts.router.js';
 import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
-import { AccountResponse } from '../responses.schema.js';
+import { AccountResponse } from '../operator/operator.responses.js';
 
 /*
  * Response bodies of the data-rights routes (docs/data-rights.md), described like those of
- * responses.schema.ts, with the same compile-time check against the code that builds them.
+ * the other *.responses.ts, with the same compile-time check against the code that builds them.
  */
 
 const uuid = z.uuid();
@@ -89,7 +89,7 @@ export const IssuedAdminTokenResponse = AccountResponse.extend({
   revoked_tokens: count.meta({ description: 'Owner tokens revoked by this request (0 unless `revokeOthers`).' }),
 }).meta({ id: 'IssuedAdminToken', description: 'The account with its new admin token.' });
 
-// Compile-time guards, as in responses.schema.ts.
+// Compile-time guards, as in the other *.responses.ts.
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Expect<T extends true> = T;
 type Out<S extends z.ZodType> = z.output<S>;

@@ -5,7 +5,7 @@ import { presentProjectDeletion } from './data-rights.presenter.js';
 import { DeleteProjectQuery } from './deletion.schema.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import { presentComment, presentFeedback } from '../presenters.js';
+import { presentComment, presentFeedback } from '../feedback/feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseQuery } from '../validation.js';
 

@@ -5,7 +5,7 @@ import { adminAuth, ownedProject } from '../auth.js';
 import { ListDeliveriesQuery } from './deliveries.schema.js';
 import type { ApiDeps } from '../deps.js';
 import { conflict, notFound, paymentRequired } from '../errors.js';
-import { presentDelivery } from '../presenters.js';
+import { presentDelivery } from './deliveries.presenter.js';
 import type { AppState } from '../state.js';
 import { isUuid, parseQuery } from '../validation.js';
 

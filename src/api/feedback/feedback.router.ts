@@ -7,7 +7,7 @@ import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
-import { presentComment, presentFeedback } from '../presenters.js';
+import { presentComment, presentFeedback } from './feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 

@@ -4,7 +4,7 @@ import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { ListFeedbacksQuery, MergeFeedbackBody, UpdateFeedbackBody } from './feedback.schema.js';
-import { presentFeedback } from '../presenters.js';
+import { presentFeedback } from './feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 

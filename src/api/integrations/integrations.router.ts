@@ -13,7 +13,7 @@ import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound, paymentRequired } from '../errors.js';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
-import { presentIntegration } from '../presenters.js';
+import { presentIntegration } from './integrations.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { camelKeys, isUuid, parseBody } from '../validation.js';
 

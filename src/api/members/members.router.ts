@@ -6,7 +6,7 @@ import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { CreateMemberBody } from './members.schema.js';
-import { presentMember } from '../presenters.js';
+import { presentMember } from './members.presenter.js';
 import type { AppState } from '../state.js';
 import { isUuid, parseBody } from '../validation.js';
 

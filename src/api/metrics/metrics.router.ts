@@ -12,12 +12,31 @@ type Operation = (client: ClickHouseClient, target: metrics.MetricsTarget, query
 /** The parameters every operation reads (the events feed reads `measures` only to refuse it). */
 const COMMON_PARAMETERS = ['date_from', 'date_to', 'event', 'measures'] as const;
 
-const OPERATIONS: Record<string, { run: Operation; parameters: readonly string[] }> = {
-  summary: { run: metrics.summary, parameters: COMMON_PARAMETERS },
-  timeseries: { run: metrics.timeseries, parameters: [...COMMON_PARAMETERS, 'interval'] },
-  breakdown: { run: metrics.breakdown, parameters: [...COMMON_PARAMETERS, 'dimension', 'limit'] },
-  events: { run: metrics.eventsFeed, parameters: [...COMMON_PARAMETERS, 'limit', 'cursor', 'user_id'] },
-};
+/**
+ * Each operation with its two literal paths (the API key's project, or `:id` of the admin token's
+ * account), so that searching for a path finds its route; registered in this order.
+ */
+const OPERATIONS: readonly { keyPath: string; adminPath: string; run: Operation; parameters: readonly string[] }[] = [
+  { keyPath: '/metrics/summary', adminPath: '/projects/:id/metrics/summary', run: metrics.summary, parameters: COMMON_PARAMETERS },
+  {
+    keyPath: '/metrics/timeseries',
+    adminPath: '/projects/:id/metrics/timeseries',
+    run: metrics.timeseries,
+    parameters: [...COMMON_PARAMETERS, 'interval'],
+  },
+  {
+    keyPath: '/metrics/breakdown',
+    adminPath: '/projects/:id/metrics/breakdown',
+    run: metrics.breakdown,
+    parameters: [...COMMON_PARAMETERS, 'dimension', 'limit'],
+  },
+  {
+    keyPath: '/metrics/events',
+    adminPath: '/projects/:id/metrics/events',
+    run: metrics.eventsFeed,
+    parameters: [...COMMON_PARAMETERS, 'limit', 'cursor', 'user_id'],
+  },
+];
 
 /**
  * The operation's query parameters under their documented names (readQuery: the camelCase alias
@@ -39,12 +58,12 @@ export function metricsRouter({ sql, projectKeys, clickhouse }: ApiDeps): Router
   const keyAuth = apiKeyAuth(projectKeys);
   const adminTokenAuth = adminAuth(sql);
 
-  for (const [name, { run, parameters }] of Object.entries(OPERATIONS)) {
-    router.get(`/metrics/${name}`, keyAuth, async (ctx) => {
+  for (const { keyPath, adminPath, run, parameters } of OPERATIONS) {
+    router.get(keyPath, keyAuth, async (ctx) => {
       const project = keyProject(ctx);
       ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'key' }, metricsQuery(ctx, parameters));
     });
-    router.get(`/projects/:id/metrics/${name}`, adminTokenAuth, async (ctx) => {
+    router.get(adminPath, adminTokenAuth, async (ctx) => {
       const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
       ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'admin' }, metricsQuery(ctx, parameters));
     });

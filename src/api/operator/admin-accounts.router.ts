@@ -5,7 +5,7 @@ import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.
 import { operatorAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound } from '../errors.js';
-import { presentAccount } from '../presenters.js';
+import { presentAccount } from './operator.presenter.js';
 import type { AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 

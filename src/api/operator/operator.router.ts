@@ -7,7 +7,8 @@ import { operatorAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { conflict, notFound } from '../errors.js';
 import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from './management.schema.js';
-import { presentAccount, presentProject } from '../presenters.js';
+import { presentAccount } from './operator.presenter.js';
+import { presentProject } from '../projects/projects.presenter.js';
 import type { AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 

@@ -6,7 +6,7 @@ import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { paymentRequired, unauthorized } from '../errors.js';
 import { CreateProjectBody, UpdateProjectBody } from '../operator/management.schema.js';
-import { presentProject } from '../presenters.js';
+import { presentProject } from './projects.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { parseBody } from '../validation.js';
 

@@ -6,7 +6,9 @@ import { TENANT_TABLES } from '../../olap/tenant-guard.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import type { ProjectSqlEcho } from './project-sql.router.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import { AdhocSqlResponse, ErrorBody } from '../responses.schema.js';
+import { ErrorBody } from '../errors.responses.js';
+import { error, json } from '../openapi/building-blocks.js';
+import { AdhocSqlResponse } from './sql.responses.js';
 
 /** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
 export const ProjectSqlResponse = AdhocSqlResponse.extend({
@@ -23,8 +25,6 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const echoMatches: Same<ProjectSqlEcho, Omit<z.infer<typeof ProjectSqlResponse>, keyof z.infer<typeof AdhocSqlResponse>>> = true;
 void echoMatches;
 
-const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
-const error = (description: string) => json(description, ErrorBody);
 
 /** Registers POST /projects/{id}/sql through the document's `route` (which adds the shared 429). */
 export function registerProjectSqlPaths(route: (config: RouteConfig) => void): void {

@@ -3,7 +3,7 @@ import { registerSdkUser } from '../../oltp/sdk-users.repo.js';
 import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { RegisterUserBody } from '../feedback/feedback.schema.js';
-import { presentSdkUser } from '../presenters.js';
+import { presentSdkUser } from './users.presenter.js';
 import type { AppState } from '../state.js';
 import { parseBody } from '../validation.js';
 

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../../oltp/deliveries.repo.js';
+import { NOTIFICATION_TYPES } from '../../oltp/notification-payload.js';
+import { count, timestamp, uuid } from '../openapi/response-fields.js';
+import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import type { presentDelivery } from './deliveries.presenter.js';
+
+// Notification deliveries (README "Notifications")
+
+export const DeliveryResponse = z
+  .object({
+    id: uuid.meta({ description: 'The delivery id: sent as `X-Feedback-Delivery-Id` to webhooks and used as the email Message-ID.' }),
+    notification_id: z.string().meta({ description: 'The notification (one change of one item) this delivery belongs to.' }),
+    type: z.enum(NOTIFICATION_TYPES),
+    channel: z.enum(DELIVERY_CHANNELS),
+    recipient: z.string().meta({ description: 'The email address, or the integration id.' }),
+    integration_id: uuid.nullable().meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
+    status: z.enum(DELIVERY_STATUSES).meta({ description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).' }),
+    attempts: count.meta({ description: 'Attempts made since the delivery was created or last retried by an operator.' }),
+    last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null once delivered.' }),
+    next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is due; null otherwise.' }),
+    delivered_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Delivery', description: 'A notification’s delivery to one recipient: an email, a Slack or Discord message, or a webhook.' });
+
+export type DeliveryResponseChecks = [
+  Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
+];

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../../oltp/feedback.row.js';
+import type { VoteState } from '../../oltp/votes.repo.js';
+import { count, timestamp, uuid } from '../openapi/response-fields.js';
+import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import type { presentComment, presentFeedback } from './feedback.presenter.js';
+
+// Feedback, votes, comments (SPEC 2.1 to 2.5)
+
+export const FeedbackResponse = z
+  .object({
+    id: uuid,
+    title: z.string(),
+    description: z.string(),
+    status: z.enum(FEEDBACK_STATUSES),
+    category: z.enum(FEEDBACK_CATEGORIES),
+    user_id: z.string().meta({ description: 'The submitter (the client app’s user id).' }),
+    user_email: z.string().nullable().meta({ description: 'Email of the submitter, when one was given.' }),
+    vote_count: count,
+    has_voted: z.boolean().meta({ description: 'True only when the `X-User-Id` request header names a user who has voted.' }),
+    comment_count: count,
+    total_mrr: z.number().nullable().meta({ description: 'Combined MRR of all voters, when tracked.' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+    rejection_reason: z.string().max(500).nullable(),
+    merged_into_id: uuid.nullable().meta({ description: 'The feedback this item was merged into.' }),
+    merged_at: timestamp.nullable(),
+    merged_feedback_ids: z.array(uuid).nullable().meta({ description: 'The feedback items merged into this one.' }),
+  })
+  .meta({ id: 'Feedback', description: 'A feedback item (SPEC 2.1).' });
+
+export const VoteResponse = z
+  .object({
+    feedback_id: uuid,
+    vote_count: count.meta({ description: 'The count after the action.' }),
+    has_voted: z.boolean().meta({ description: 'Whether the user has a vote after the action.' }),
+  })
+  .meta({ id: 'Vote', description: 'The vote state after adding or removing a vote (SPEC 2.4).' });
+
+export const CommentResponse = z
+  .object({
+    id: uuid,
+    content: z.string(),
+    user_id: z.string(),
+    is_admin: z.boolean(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Comment', description: 'A comment (SPEC 2.5).' });
+export type FeedbackResponseChecks = [
+  Expect<SameShape<ReturnType<typeof presentFeedback>, Out<typeof FeedbackResponse>>>,
+  Expect<SameShape<VoteState, Out<typeof VoteResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentComment>, Out<typeof CommentResponse>>>,
+];

@@ -1,0 +1,130 @@
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { ErrorBody } from '../errors.responses.js';
+
+/*
+ * What every route's OpenAPI description is made of: response and request-body helpers, the
+ * credentials, the servers, the common path parameters and the `route` wrapper that adds the rate
+ * limiter's 429. Each resource describes its own paths with these in <resource>.openapi.ts;
+ * document.ts assembles them.
+ */
+
+/** A response with a JSON body of this schema. */
+export const json = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema } } });
+/** A refusal in the server-wide error body (SPEC 7.1). */
+export const error = (description: string) => json(description, ErrorBody);
+
+/** The `default` response of every operation. */
+export const defaultError = error(
+  'Any other failure, in the server-wide error body: 400 on every route for a query or body string a store cannot hold ' +
+    '(a lone UTF-16 surrogate or NUL, keys included; the reason names the field), 405 with `Allow` for a method this path does not have, 413 for ' +
+    'a body over the limit (JSON 1 MiB, batches 5 MiB), 500, and 503 with `Retry-After` while the service shuts down. ' +
+    'Refused before routing, with the connection closed: 431 when the request line (a long URL counts) and headers ' +
+    'exceed 16 KiB, 408 when the headers or body arrive too slowly, 400 for malformed HTTP.',
+);
+
+/**
+ * A request body schema with descriptions added to some fields. bodySchema() wraps the object in a
+ * z.preprocess; the description is built from that object's own shape, so every constraint stays
+ * the validating schema's. A description of a field the schema does not have is an error.
+ */
+export function withFieldDocs<S extends z.ZodType>(schema: S, docs: Partial<Record<keyof ShapeOf<S>, string>>): z.ZodType {
+  const object = schema instanceof z.ZodPipe ? schema.out : schema;
+  if (!(object instanceof z.ZodObject)) throw new Error('withFieldDocs: not an object schema');
+  const shape = object.shape as Record<string, z.ZodType>;
+  const described: Record<string, z.ZodType> = {};
+  for (const [field, description] of Object.entries(docs) as [string, string][]) {
+    const fieldSchema = shape[field];
+    if (!fieldSchema) throw new Error(`withFieldDocs: the schema has no field ${field}`);
+    described[field] = fieldSchema.meta({ description });
+  }
+  return object.extend(described);
+}
+
+/** The shape of an object schema, or of the object inside bodySchema()'s z.preprocess. */
+type ShapeOf<S> = S extends z.ZodPipe<infer _In, infer O> ? ShapeOf<O> : S extends z.ZodObject<infer Shape> ? Shape : never;
+
+/** Request bodies: the schemas that validate them, named as components, described in camelCase. */
+export function body(schema: z.ZodType, name: string, description = '') {
+  return {
+    description:
+      `${description}${description ? ' ' : ''}Field names are given in camelCase; the snake_case spelling of each top-level field ` +
+      '(`user_id` for `userId`) is accepted too. When both are sent, the camelCase one wins.',
+    required: true,
+    content: { 'application/json': { schema: schema.meta({ id: name }) } },
+  };
+}
+
+/** A parameter's description, given once (on the parameter, not repeated on its schema). */
+export const describe = <S extends z.ZodType>(schema: S, description: string, extra: Record<string, unknown> = {}): S =>
+  schema.meta({ param: { description, ...extra } });
+
+/** Security requirements: the operation's credential, or none. */
+export const API_KEY = [{ ApiKeyAuth: [] }];
+export const ADMIN_TOKEN = [{ AdminToken: [] }];
+export const OPERATOR_TOKEN = [{ OperatorToken: [] }];
+export const PUBLIC: RouteConfig['security'] = [];
+
+/** Paths outside the /api/v1 prefix: health, the document itself and the docs page. */
+export const ROOT_SERVER = [{ url: '/', description: 'The service root, outside the /api/v1 prefix' }];
+export const API_SERVER = { url: '/api/v1', description: 'This service (relative to the host that serves this document)' };
+
+export const feedbackId = describe(z.uuid(), 'Feedback id. A malformed id is a 404, like a missing one.');
+export const projectId = describe(z.uuid(), 'Project id. 404 when no such project exists, 403 when it belongs to another account.');
+
+export const ProjectPath = z.object({ id: projectId });
+
+/** The refusal of a project of another account, or of a suspended one, on the admin token's routes. */
+export const projectRefused = error('The project belongs to another account, or is suspended.');
+
+/** The rate limiter's refusal: on every route of the API (health and docs are not limited). */
+const tooManyRequests = {
+  ...error(
+    'Rate limit exceeded: the budget of the API key or token (ingestion and other routes apart), or of the client IP ' +
+      'after failed authentications. Limited responses of every status carry the RateLimit-* headers.',
+  ),
+  headers: {
+    'Retry-After': { description: 'Seconds until the budget allows a request again.', schema: { type: 'integer' as const } },
+    'RateLimit-Limit': { description: 'Requests the budget allows per window.', schema: { type: 'integer' as const } },
+    'RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' as const } },
+    'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' as const } },
+  },
+};
+
+const UNLIMITED_PATHS = new Set(['/healthz', '/readyz', '/docs']);
+
+/** Registers one operation in the document. */
+export type Route = (config: RouteConfig) => void;
+
+/** The `route` each resource registers its paths with: it adds the 429 to every rate-limited route. */
+export function routeRegistrar(registry: OpenAPIRegistry): Route {
+  return (config) =>
+    registry.registerPath(
+      UNLIMITED_PATHS.has(config.path) || config.path.startsWith('/openapi')
+        ? config
+        : { ...config, responses: { ...config.responses, 429: tooManyRequests } },
+    );
+}
+
+/** The three credentials, referred to by API_KEY, ADMIN_TOKEN and OPERATOR_TOKEN. */
+export function registerSecuritySchemes(registry: OpenAPIRegistry) {
+  registry.registerComponent('securitySchemes', 'ApiKeyAuth', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'Project API key (`fbk_…`), for the client app. 401 when missing or unknown, 403 when the project is suspended.',
+  });
+  registry.registerComponent('securitySchemes', 'AdminToken', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'fba_…',
+    description:
+      'Account admin token, for the project owner or a team member (both act as the account): `/projects…`. 401 when missing or unknown, and for a team member’s token while the plan is not Team; 403 for a project of another account.',
+  });
+  registry.registerComponent('securitySchemes', 'OperatorToken', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'fbo_…',
+    description: 'Operator token (`OPERATOR_TOKEN`), for whoever runs the service: `/admin/…`.',
+  });
+}

@@ -1,0 +1,14 @@
+import type { Project } from '../../oltp/projects.repo.js';
+
+/** Project record (DESIGN 3). The API key appears only in the responses that create it. */
+export function presentProject(row: Project, apiKey?: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    ...(apiKey === undefined ? {} : { api_key: apiKey }),
+    archived: row.archived,
+    suspended: row.suspended,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

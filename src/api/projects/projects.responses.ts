@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { timestamp, uuid } from '../openapi/response-fields.js';
+import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import type { presentProject } from './projects.presenter.js';
+
+// Projects of an account (DESIGN 3)
+
+const projectFields = {
+  id: uuid,
+  name: z.string(),
+  archived: z.boolean().meta({ description: 'Archived projects are read-only for feedback.' }),
+  suspended: z.boolean().meta({ description: 'Set by the operator; a suspended project’s API key gets 403.' }),
+  created_at: timestamp,
+  updated_at: timestamp,
+};
+
+export const ProjectResponse = z.object(projectFields).meta({ id: 'Project', description: 'A project, without its API key.' });
+
+export const ProjectWithApiKeyResponse = z
+  .object({
+    ...projectFields,
+    api_key: z.string().meta({ description: 'The project API key (`X-API-Key`). Shown only here: it is stored as a hash.' }),
+  })
+  .meta({ id: 'ProjectWithApiKey', description: 'A project with its new API key, answered when the key is created or rotated.' });
+
+export type ProjectResponseChecks = [
+  Expect<SameShape<ReturnType<typeof presentProject>, Out<typeof ProjectResponse> | Out<typeof ProjectWithApiKeyResponse>>>,
+];

@@ -1,0 +1,12 @@
+import type { SdkUserRow } from '../../oltp/sdk-users.repo.js';
+
+/** SDK user, SPEC 2.6. */
+export function presentSdkUser(row: SdkUserRow) {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    mrr: row.mrr,
+    first_seen_at: row.first_seen_at.toISOString(),
+    last_seen_at: row.last_seen_at.toISOString(),
+  };
+}
