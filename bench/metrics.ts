@@ -147,7 +147,7 @@ async function main() {
 
     // Same answers both ways, before timing anything.
     const summary = (await cases[0]?.api()) as any;
-    const [rawSummary] = (await cases[0]?.raw?.()) as any[];
+    const [rawSummary] = ((await cases[0]?.raw?.()) ?? []) as any[];
     if (Number(rawSummary.event_count) !== summary.measures.event_count || Number(rawSummary.unique_event_users) !== summary.measures.unique_event_users) {
       throw new Error(`rollup and raw disagree: ${JSON.stringify(summary.measures)} vs ${JSON.stringify(rawSummary)}`);
     }

@@ -28,7 +28,7 @@ beforeAll(async () => {
   dataDir = server.ctx.config.dataDir;
   sentinel = path.join(dataDir, 'sentinel.txt');
   await writeFile(sentinel, SENTINEL_BYTES);
-  listener = createServer((req, res) => {
+  listener = createServer((_req, res) => {
     requestsSeen += 1;
     res.end('leaked\n');
   });

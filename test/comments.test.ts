@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
-import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { expectError, MISSING_ID } from './helpers/expect.js';
 
 let server: TestServer;

@@ -69,7 +69,7 @@ describe.each([
     expect(new Set(receiver.requests.map((r) => r.headers['x-feedback-delivery-id']))).toEqual(new Set([delivery!.id]));
     // Exponential backoff: at least 50, 100, 200 ms between attempts (DELIVERY_BACKOFF_MS 50).
     const gaps = receiver.requests.slice(1).map((r, i) => r.at - receiver.requests[i]!.at);
-    gaps.forEach((gap, i) => expect(gap, `gap ${i}`).toBeGreaterThanOrEqual(50 * 2 ** i * 0.9));
+    for (const [i, gap] of gaps.entries()) expect(gap, `gap ${i}`).toBeGreaterThanOrEqual(50 * 2 ** i * 0.9);
     expect(await deliveryOf(server, project, 'failed')).toEqual([]);
   });
 

@@ -36,7 +36,7 @@ function proseLines(markdown: string): string[] {
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
-export function slugOf(heading: string): string {
+function slugOf(heading: string): string {
   return heading
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1') // a link in a heading keeps its text
     .replace(/<[^>]+>/g, '')
@@ -47,7 +47,7 @@ export function slugOf(heading: string): string {
 }
 
 /** Every anchor a markdown file defines: its headings' (numbered when repeated) and explicit ids. */
-export function anchorsOf(markdown: string): Set<string> {
+function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const line of proseLines(markdown)) {
@@ -64,7 +64,7 @@ export function anchorsOf(markdown: string): Set<string> {
 }
 
 /** Link targets of a markdown file: inline links and images, and reference definitions. */
-export function linksOf(markdown: string): string[] {
+function linksOf(markdown: string): string[] {
   const targets: string[] = [];
   for (const line of proseLines(markdown)) {
     const text = line.replace(/(`+)[\s\S]*?\1/g, ''); // code spans are not links

@@ -476,7 +476,7 @@ type Run = {
 
 function chunked<T>(list: T[], parts: number): T[][] {
   const chunks: T[][] = Array.from({ length: parts }, () => []);
-  list.forEach((item, i) => chunks[i % parts]!.push(item));
+  for (const [i, item] of list.entries()) chunks[i % parts]!.push(item);
   return chunks.filter((c) => c.length > 0);
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from './helpers/factories.js';
-import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
+import { startTestServer, type TestServer } from './helpers/server.js';
 import { expectError } from './helpers/expect.js';
 
 let server: TestServer;

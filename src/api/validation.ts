@@ -169,10 +169,7 @@ export function findUnstorableString(value: unknown, root: string): string | nul
       if (reason) return `${describePlace(place, root)}: a key ${reason}`;
     }
     // Pushed in reverse, so the first problem in document order is the one reported.
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, child] = entries[i]!;
-      stack.push({ value: child, place: { key, parent: place } });
-    }
+    for (const [key, child] of [...entries].reverse()) stack.push({ value: child, place: { key, parent: place } });
   }
   return null;
 }

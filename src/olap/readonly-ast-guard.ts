@@ -111,7 +111,7 @@ export type AstVerdict = { ok: true } | { ok: false; reason: string };
 export function judgeAst(rows: string[], tableFunctions: ReadonlySet<string>): AstVerdict {
   const nodes = rows.filter((row) => row.trim() !== '').map(parseNode);
   const root = nodes[0];
-  if (!root || root.depth !== 0 || root.kind !== 'SelectWithUnionQuery' || nodes.some((n, i) => i > 0 && n.depth === 0)) {
+  if (root?.depth !== 0 || root.kind !== 'SelectWithUnionQuery' || nodes.some((n, i) => i > 0 && n.depth === 0)) {
     return { ok: false, reason: 'only a SELECT query is allowed' };
   }
   // A top-level FORMAT or INTO OUTFILE hangs off the root beside its ExpressionList.

@@ -69,7 +69,7 @@ async function readOrCreatePassword(file: string): Promise<string> {
     return (await readFile(file, 'utf8')).trim();
   } catch {
     const password = randomBytes(24).toString('base64url');
-    await writeFile(file, password + '\n', { mode: 0o600 });
+    await writeFile(file, `${password}\n`, { mode: 0o600 });
     return password;
   }
 }

@@ -3,7 +3,7 @@ import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
-import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES, type FeedbackCategory, type FeedbackRow, type FeedbackSort, type FeedbackStatus, VOTING_CLOSED_STATUSES } from './feedback.row.js';
+import type { FeedbackCategory, FeedbackRow, FeedbackSort, FeedbackStatus, } from './feedback.row.js';
 
 /**
  * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is

@@ -118,6 +118,9 @@ export class ProjectKeyCache {
 
 function addTo(index: Map<string, Set<string>>, id: string, key: string): void {
   let keys = index.get(id);
-  if (!keys) index.set(id, (keys = new Set()));
+  if (!keys) {
+    keys = new Set();
+    index.set(id, keys);
+  }
   keys.add(key);
 }

@@ -21,7 +21,7 @@ export async function resolveOperatorToken(fromEnv: string | undefined, dataDir:
   const token = newSecret(OPERATOR_TOKEN_PREFIX);
   // 'wx' fails if another process created the file meanwhile; then read theirs.
   try {
-    await writeFile(file, token + '\n', { mode: 0o600, flag: 'wx' });
+    await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' });
     return { token, created: true };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

@@ -23,7 +23,7 @@ export class OutboxRelay {
   constructor(
     private readonly sql: Sql,
     private readonly deliver: FactDelivery,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly options: { intervalMs?: number; batchSize?: number } = {},
   ) {
     this.#loop = new DrainLoop(() => this.drain(), logger, { intervalMs: options.intervalMs ?? 200, failure: 'outbox relay: delivery failed, will retry' });

@@ -46,5 +46,5 @@ function SignedInGate({ children }: { children: preact.ComponentChildren }) {
   useEffect(() => {
     if (mustSignIn) route(`/signin?next=${encodeURIComponent(url)}`, true);
   }, [mustSignIn, url, route]);
-  return mustSignIn ? null : <>{children}</>;
+  return mustSignIn ? null : children;
 }

@@ -10,7 +10,6 @@ import {
   ProjectDeletionResponse,
 } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
-import { ErrorBody } from '../errors.responses.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
 

@@ -132,7 +132,9 @@ export function bucketsOf(window: MetricsWindow, interval: Interval): Bucket[] {
     const end = nextBucket(start, interval);
     buckets.push({
       start,
+      // biome-ignore lint/complexity/useMathMinMax: Dates; Math.max would turn them into numbers
       from: start < window.start ? window.start : start,
+      // biome-ignore lint/complexity/useMathMinMax: Dates, as above
       to: end > window.end ? window.end : end,
     });
   }

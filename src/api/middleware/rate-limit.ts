@@ -9,7 +9,7 @@ import {
 } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { RequestContext, AppState, Budget, Caller, ChargeRateLimit } from '../state.js';
+import type { RequestContext, AppState, Caller, } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
@@ -69,8 +69,12 @@ class Counter {
     this.#charging.add(subject);
     this.#consumeMany(subject, charges.length)
       .then(
-        (verdicts) => charges.forEach((charge, i) => charge.resolve(verdicts[i] as Verdict)),
-        (error: unknown) => charges.forEach((charge) => charge.reject(error)),
+        (verdicts) => {
+          for (const [i, charge] of charges.entries()) charge.resolve(verdicts[i] as Verdict);
+        },
+        (error: unknown) => {
+          for (const charge of charges) charge.reject(error);
+        },
       )
       .finally(() => {
         this.#charging.delete(subject);

@@ -6,7 +6,6 @@ import { TENANT_TABLES } from '../../olap/tenant-guard.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import type { ProjectSqlEcho } from './project-sql.router.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import { ErrorBody } from '../errors.responses.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 

@@ -69,7 +69,7 @@ export function projectSqlScope(
   now = new Date(),
 ): { scope: TenantScope; echo: ProjectSqlEcho } {
   const allowance = PLAN_LIMITS[project.plan].metricsWindowDays;
-  let window;
+  let window: ReturnType<typeof resolveWindow>;
   try {
     const dateTo = body.dateTo ?? now.toISOString().slice(0, 10);
     const to = Date.parse(`${dateTo}T00:00:00Z`);

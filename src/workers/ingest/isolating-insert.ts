@@ -29,7 +29,8 @@ export async function insertIsolating<Row>(
   } catch (error) {
     const dataError = insertDataError(error);
     if (!dataError) throw error;
-    if (rows.length === 1) return [{ row: rows[0]!, error: dataError }];
+    const [only] = rows;
+    if (rows.length === 1 && only !== undefined) return [{ row: only, error: dataError }];
     const middle = Math.ceil(rows.length / 2);
     const left = await insertIsolating(rows.slice(0, middle), `${token}/0`, insert);
     const right = await insertIsolating(rows.slice(middle), `${token}/1`, insert);

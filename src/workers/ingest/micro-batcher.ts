@@ -82,8 +82,12 @@ export class MicroBatcher<T, R> {
     this.#items = [];
     this.#waiters = [];
     const run = this.options.flush(items).then(
-      (result) => waiters.forEach((w) => w.resolve(result)),
-      (error: unknown) => waiters.forEach((w) => w.reject(error)),
+      (result) => {
+        for (const waiter of waiters) waiter.resolve(result);
+      },
+      (error: unknown) => {
+        for (const waiter of waiters) waiter.reject(error);
+      },
     );
     this.#inFlight.add(run);
     void run.finally(() => {

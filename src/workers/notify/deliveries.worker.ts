@@ -12,7 +12,7 @@ import {
   overdueDeliveryIds,
   type ClaimedDelivery,
 } from '../../oltp/deliveries.repo.js';
-import { DELIVERIES_QUEUE, DELIVERY_BACKOFF, enqueueDeliveries, type DeliveryJobData, type DeliveryQueue } from './deliveries.queue.js';
+import { DELIVERIES_QUEUE, enqueueDeliveries, type DeliveryJobData, type DeliveryQueue } from './deliveries.queue.js';
 
 export type DeliveryPolicy = {
   maxAttempts: number;

@@ -7,7 +7,7 @@ import { session } from '../lib/session';
 
 /** Only paths of this app: `next` comes from the URL, so it must not lead to another site. */
 function safeNext(next: string | undefined): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.includes('\\') && !next.startsWith('/signin') ? next : '/projects';
+  return next?.startsWith('/') && !next.startsWith('//') && !next.includes('\\') && !next.startsWith('/signin') ? next : '/projects';
 }
 
 export function SignInPage() {
