@@ -36,8 +36,7 @@ module.exports = {
     },
     {
       name: 'api-reaches-workers-through-enqueue-points',
-      comment:
-        'The API hands work to workers only through their enqueue entry points (*.queue.ts, the event sink), never their internals.',
+      comment: 'The API hands work to workers only through their enqueue entry points (*.queue.ts, the event sink), never their internals.',
       severity: 'error',
       from: { path: '^src/api/' },
       to: { path: '^src/workers/', pathNot: '^src/workers/.+[.]queue[.]ts$|^src/workers/ingest/event-sink[.]ts$' },

@@ -39,7 +39,12 @@ async function load(dataDir: string, databaseUrl: string) {
     await migrateAll(ctx);
     const adminToken = newSecret(ADMIN_TOKEN_PREFIX);
     const account = await createAccount(ctx.sql, { email: 'bench@example.com', plan: 'team', adminTokenHash: hashSecret(adminToken) });
-    const project = await createProject(ctx.sql, { accountId: account?.id ?? '', name: 'bench', apiKeyHash: hashSecret(newSecret(API_KEY_PREFIX)), maxProjects: null });
+    const project = await createProject(ctx.sql, {
+      accountId: account?.id ?? '',
+      name: 'bench',
+      apiKeyHash: hashSecret(newSecret(API_KEY_PREFIX)),
+      maxProjects: null,
+    });
     if (project.kind !== 'created') throw new Error('no project');
     const now = Date.now();
     const step = (300 * DAY) / TOTAL;
@@ -56,7 +61,9 @@ async function load(dataDir: string, databaseUrl: string) {
         query_params: { p: project.project.id, t: now, o: offset, step, n: count },
         clickhouse_settings: { insert_deduplication_token: `bench-export-${offset}-${randomBytes(4).toString('hex')}` },
       });
-      process.stderr.write(`loaded ${(offset + count).toLocaleString('en')} events (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+      process.stderr.write(
+        `loaded ${(offset + count).toLocaleString('en')} events (${((performance.now() - started) / 1000).toFixed(0)} s)\n`,
+      );
     }
     log(`LOADED ${JSON.stringify({ projectId: project.project.id, adminToken, seconds: (performance.now() - started) / 1000 })}`);
   } finally {
@@ -99,7 +106,11 @@ async function orchestrate() {
   let service: ChildProcess | undefined;
   try {
     const loader = run(['bench/export.ts', 'load', dataDir, databaseUrl], process.env);
-    const loaded = JSON.parse((await output(loader, /^LOADED (.*)$/m))[1] ?? '{}') as { projectId: string; adminToken: string; seconds: number };
+    const loaded = JSON.parse((await output(loader, /^LOADED (.*)$/m))[1] ?? '{}') as {
+      projectId: string;
+      adminToken: string;
+      seconds: number;
+    };
     await new Promise((resolve) => loader.once('exit', resolve));
     log(`loaded ${TOTAL.toLocaleString('en')} events in ${loaded.seconds.toFixed(0)} s`);
 
@@ -130,7 +141,9 @@ async function orchestrate() {
     const auth = { authorization: `Bearer ${loaded.adminToken}` };
     const today = new Date().toISOString().slice(0, 10);
     const from = new Date(Date.now() - 364 * DAY).toISOString().slice(0, 10);
-    log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; embedded chDB, PostgreSQL on DATABASE_URL`);
+    log(
+      `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; embedded chDB, PostgreSQL on DATABASE_URL`,
+    );
     log('| format | events | MB | seconds | MB/s | service RSS before → peak (MB) | metrics requests meanwhile: n, p50 / max ms |');
     log('|---|---|---|---|---|---|---|');
     for (const format of FORMATS) {
@@ -144,14 +157,19 @@ async function orchestrate() {
       const prober = (async () => {
         while (exporting) {
           const t = performance.now();
-          const response = await fetch(`${base}/api/v1/projects/${loaded.projectId}/metrics/summary?measures=event_count`, { headers: auth });
+          const response = await fetch(`${base}/api/v1/projects/${loaded.projectId}/metrics/summary?measures=event_count`, {
+            headers: auth,
+          });
           await response.text();
           latencies.push(performance.now() - t);
           await new Promise((resolve) => setTimeout(resolve, 250));
         }
       })();
       const started = performance.now();
-      const response = await fetch(`${base}/api/v1/projects/${loaded.projectId}/exports/events?format=${format}&date_from=${from}&date_to=${today}`, { headers: auth });
+      const response = await fetch(
+        `${base}/api/v1/projects/${loaded.projectId}/exports/events?format=${format}&date_from=${from}&date_to=${today}`,
+        { headers: auth },
+      );
       if (response.status !== 200) throw new Error(`export ${format}: ${response.status} ${await response.text()}`);
       let bytes = 0;
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;

@@ -31,7 +31,18 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const RAW_RUNS = Math.max(3, Math.floor(RUNS / 3));
 const BATCH = 200_000;
 const DAY = 24 * 3600 * 1000;
-const NAMES = ['feedback_list', 'feedback_detail', 'submit_feedback', 'open_app', 'purchase', 'share', 'search', 'settings', 'scroll', 'tap'];
+const NAMES = [
+  'feedback_list',
+  'feedback_detail',
+  'submit_feedback',
+  'open_app',
+  'purchase',
+  'share',
+  'search',
+  'settings',
+  'scroll',
+  'tap',
+];
 const PLANS = ['free', 'pro', 'team'];
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
@@ -51,7 +62,12 @@ async function main() {
     databaseUrl = url.toString();
   }
   const operatorToken = `fbo_bench_${randomBytes(16).toString('hex')}`;
-  const config = loadConfig({ DATA_DIR: dataDir, OPERATOR_TOKEN: operatorToken, LOG_LEVEL: 'silent', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    OPERATOR_TOKEN: operatorToken,
+    LOG_LEVEL: 'silent',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  });
   const ctx = await createServices(config, pino({ level: 'silent' }));
   try {
     await migrateAll(ctx);
@@ -70,7 +86,12 @@ async function main() {
       return json;
     };
 
-    const account = await call('POST', '/api/v1/admin/accounts', { authorization: `Bearer ${operatorToken}` }, { email: 'bench@example.com', plan: 'team' });
+    const account = await call(
+      'POST',
+      '/api/v1/admin/accounts',
+      { authorization: `Bearer ${operatorToken}` },
+      { email: 'bench@example.com', plan: 'team' },
+    );
     const admin = { authorization: `Bearer ${account.admin_token}` };
     const big = await call('POST', '/api/v1/projects', admin, { name: 'big' });
     const small = [];
@@ -148,7 +169,10 @@ async function main() {
     // Same answers both ways, before timing anything.
     const summary = (await cases[0]?.api()) as any;
     const [rawSummary] = ((await cases[0]?.raw?.()) ?? []) as any[];
-    if (Number(rawSummary.event_count) !== summary.measures.event_count || Number(rawSummary.unique_event_users) !== summary.measures.unique_event_users) {
+    if (
+      Number(rawSummary.event_count) !== summary.measures.event_count ||
+      Number(rawSummary.unique_event_users) !== summary.measures.unique_event_users
+    ) {
       throw new Error(`rollup and raw disagree: ${JSON.stringify(summary.measures)} vs ${JSON.stringify(rawSummary)}`);
     }
 
@@ -166,8 +190,12 @@ async function main() {
     };
 
     log('');
-    log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`);
-    log(`data: ${TOTAL.toLocaleString('en')} events for one Team project over 365 days, ${USERS.toLocaleString('en')} users, 10 small projects; loaded in ${loadSeconds.toFixed(0)} s`);
+    log(
+      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB (${(freemem() / 2 ** 30).toFixed(1)} free), node ${process.version}`,
+    );
+    log(
+      `data: ${TOTAL.toLocaleString('en')} events for one Team project over 365 days, ${USERS.toLocaleString('en')} users, 10 small projects; loaded in ${loadSeconds.toFixed(0)} s`,
+    );
     log(`window: ${dateFrom} .. ${dateTo}; ${RUNS} timed runs per API operation, ${RAW_RUNS} per raw query`);
     log('');
     log('| operation | API p50 ms | API p95 ms | raw scan p50 ms | raw p95 ms | raw p50 / API p50 |');

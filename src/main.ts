@@ -23,7 +23,8 @@ async function main() {
 
   const lifecycle = { stopping: false };
   const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
-  const telemetryServer = config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
+  const telemetryServer =
+    config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
   const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

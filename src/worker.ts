@@ -20,7 +20,8 @@ async function main() {
   const ctx = await createServices(config);
   await migrateAll(ctx);
   const workers = startWorkers(ctx);
-  const telemetryServer = config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
+  const telemetryServer =
+    config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
   ctx.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
   onShutdownSignal(ctx, async () => {
     await workers.stop();

@@ -78,7 +78,12 @@ describe('POST /admin/accounts/:id/tokens (operator)', () => {
     const account = await createAccount(server);
     const issued = await server.request('POST', `/api/v1/admin/accounts/${account.id}/tokens`, op());
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
-    expect(issued.body).toMatchObject({ id: account.id, email: account.email, revoked_tokens: 0, admin_token: expect.stringMatching(/^fba_/) });
+    expect(issued.body).toMatchObject({
+      id: account.id,
+      email: account.email,
+      revoked_tokens: 0,
+      admin_token: expect.stringMatching(/^fba_/),
+    });
     expect((await server.request('GET', '/api/v1/projects', { bearer: issued.body.admin_token })).status).toBe(200);
     expect((await server.request('GET', '/api/v1/projects', { bearer: account.adminToken })).status).toBe(200);
   });

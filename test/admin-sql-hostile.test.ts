@@ -37,7 +37,12 @@ beforeAll(async () => {
   const project = await createProject(server, { plan: 'pro' });
   const tracked = await server.request('POST', '/api/v1/events/batch', {
     apiKey: project.apiKey,
-    body: { events: [{ eventName: 'a', userId: 'u1' }, { eventName: 'b', userId: 'u2' }] },
+    body: {
+      events: [
+        { eventName: 'a', userId: 'u1' },
+        { eventName: 'b', userId: 'u2' },
+      ],
+    },
   });
   expect(tracked.status).toBe(200);
   // The listener counts what reaches it (checked once, then the count starts from zero).
@@ -108,7 +113,10 @@ const HOSTILE: [string, () => string][] = [
   ['INSERT', () => "INSERT INTO events (event_name) VALUES ('x')"],
   ['INSERT INTO FUNCTION file', () => `INSERT INTO FUNCTION file('${D()}/out.csv', 'CSV', 'a Int32') SELECT 1`],
   ['CREATE TABLE', () => 'CREATE TABLE pwned3 (a Int32) ENGINE=Memory'],
-  ['CREATE DICTIONARY over HTTP', () => `CREATE DICTIONARY d (k UInt64, v String) PRIMARY KEY k SOURCE(HTTP(url '${U()}' format 'TSV')) LAYOUT(FLAT()) LIFETIME(0)`],
+  [
+    'CREATE DICTIONARY over HTTP',
+    () => `CREATE DICTIONARY d (k UInt64, v String) PRIMARY KEY k SOURCE(HTTP(url '${U()}' format 'TSV')) LAYOUT(FLAT()) LIFETIME(0)`,
+  ],
   ['DROP TABLE', () => 'DROP TABLE events'],
   ['TRUNCATE', () => 'TRUNCATE TABLE events'],
   ['ALTER DELETE', () => 'ALTER TABLE events DELETE WHERE 1'],
@@ -128,9 +136,15 @@ const HOSTILE: [string, () => string][] = [
   ['readonly = 0 at the top', () => 'SELECT * FROM numbers(1) SETTINGS readonly = 0'],
   ['allow_ddl = 1', () => 'SELECT * FROM system.one SETTINGS allow_ddl = 1'],
   ['readonly = 0 in a subquery over file()', () => `SELECT * FROM (SELECT * FROM file('${S()}', 'LineAsString') SETTINGS readonly = 0)`],
-  ['readonly = 0 in a CTE over url()', () => `WITH x AS (SELECT * FROM url('${U()}/cte', 'LineAsString') SETTINGS readonly = 0) SELECT * FROM x`],
+  [
+    'readonly = 0 in a CTE over url()',
+    () => `WITH x AS (SELECT * FROM url('${U()}/cte', 'LineAsString') SETTINGS readonly = 0) SELECT * FROM x`,
+  ],
   ['readonly = 0 inside view()', () => `SELECT * FROM view(SELECT * FROM file('${S()}', 'LineAsString') SETTINGS readonly = 0)`],
-  ['readonly = 2 in a nested subquery', () => `SELECT * FROM (SELECT * FROM (SELECT * FROM file('${S()}', 'LineAsString') SETTINGS readonly = 2))`],
+  [
+    'readonly = 2 in a nested subquery',
+    () => `SELECT * FROM (SELECT * FROM (SELECT * FROM file('${S()}', 'LineAsString') SETTINGS readonly = 2))`,
+  ],
   // Files
   ['file() in FROM', () => `SELECT * FROM file('${S()}', 'LineAsString')`],
   ['the file() function', () => `SELECT file('${S()}')`],
@@ -191,11 +205,14 @@ describe('POST /api/v1/admin/sql refuses hostile queries and changes nothing', (
     expect(await listing(dataDir)).toEqual(filesBefore);
     expect(await readFile(sentinel, 'utf8')).toBe(SENTINEL_BYTES);
     for (const name of ['out.csv', 'outfile.csv', 'outfile2.csv']) expect(existsSync(path.join(dataDir, name))).toBe(false);
-    expect(requestsSeen, answers.join("\n")).toBe(0);
-    if (process.env.SHOW_REFUSALS) console.log(answers.join("\n"));
+    expect(requestsSeen, answers.join('\n')).toBe(0);
+    if (process.env.SHOW_REFUSALS) console.log(answers.join('\n'));
     // The service's own connection still writes (readonly never leaked to it).
     const project = await createProject(server, { plan: 'pro' });
-    const tracked = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { eventName: 'after', userId: 'u' } });
+    const tracked = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { eventName: 'after', userId: 'u' },
+    });
     expect(tracked.status).toBe(200);
   });
 
@@ -217,8 +234,14 @@ describe('POST /api/v1/admin/sql refuses hostile queries and changes nothing', (
       ['SELECT x FROM (SELECT 1 AS x UNION ALL SELECT 2) ORDER BY x', [{ x: 1 }, { x: 2 }]],
       // One literal, whatever it looks like: ClickHouse's parser decides, and events stays.
       ["SELECT 'a\\'; DROP TABLE events; --' AS s", [{ s: "a'; DROP TABLE events; --" }]],
-      ["SELECT a.n AS n FROM (SELECT 1 AS n) AS a INNER JOIN (SELECT 1 AS n) AS b ON a.n = b.n -- the ; in a comment\n", [{ n: 1 }]],
-      ['SELECT number AS n, sum(number) OVER (ORDER BY number) AS c FROM numbers(2);', [{ n: '0', c: '0' }, { n: '1', c: '1' }]],
+      ['SELECT a.n AS n FROM (SELECT 1 AS n) AS a INNER JOIN (SELECT 1 AS n) AS b ON a.n = b.n -- the ; in a comment\n', [{ n: 1 }]],
+      [
+        'SELECT number AS n, sum(number) OVER (ORDER BY number) AS c FROM numbers(2);',
+        [
+          { n: '0', c: '0' },
+          { n: '1', c: '1' },
+        ],
+      ],
       ["SELECT ';' AS s /* ; */", [{ s: ';' }]],
       ["SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'events'", [{ n: '1' }]],
     ];
@@ -243,8 +266,7 @@ describe('the documented examples pass the guard', () => {
 });
 
 describe('the read-only chDB session itself (the engine, without the parse-tree guard)', () => {
-  const open = () =>
-    chdbReadonlyEngine(path.join(dataDir, 'clickhouse')).open({ timeoutMs: 5_000, maxResultRows: 100, maxThreads: 1 }, {});
+  const open = () => chdbReadonlyEngine(path.join(dataDir, 'clickhouse')).open({ timeoutMs: 5_000, maxResultRows: 100, maxThreads: 1 }, {});
   const refusal = async (statement: string) => {
     const session = await open();
     try {

@@ -18,12 +18,17 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
     const project = await createProject(server, { plan: 'pro' });
     await server.request('POST', '/api/v1/events/batch', {
       apiKey: project.apiKey,
-      body: { events: [{ eventName: 'a', userId: 'u1' }, { eventName: 'a', userId: 'u2' }, { eventName: 'b', userId: 'u1' }] },
+      body: {
+        events: [
+          { eventName: 'a', userId: 'u1' },
+          { eventName: 'a', userId: 'u2' },
+          { eventName: 'b', userId: 'u1' },
+        ],
+      },
     });
-    const r = await sql(
-      'SELECT event_name, count() AS n FROM events WHERE project_id = {p:UUID} GROUP BY event_name ORDER BY event_name',
-      { p: project.id },
-    );
+    const r = await sql('SELECT event_name, count() AS n FROM events WHERE project_id = {p:UUID} GROUP BY event_name ORDER BY event_name', {
+      p: project.id,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.columns).toEqual([
       { name: 'event_name', type: 'LowCardinality(String)' },
@@ -55,7 +60,9 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
     const r = await sql(query);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
     expect(r.body).toEqual({ error: true, reason: expect.stringMatching(/^query: /) });
-    const still = await sql('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { t: 'events' });
+    const still = await sql('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', {
+      t: 'events',
+    });
     expect(Number(still.body.rows[0].n)).toBe(1);
   });
 

@@ -94,8 +94,7 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     expect(await eventually(async () => (await status(p)) === 401, 500)).toBeLessThan(500);
 
     const q = await createProject(server);
-    const scope = async () =>
-      (await server.request('GET', '/api/v1/metrics/summary', { apiKey: q.apiKey })).body.event_scope as string;
+    const scope = async () => (await server.request('GET', '/api/v1/metrics/summary', { apiKey: q.apiKey })).body.event_scope as string;
     expect(await scope()).toBe('predefined_only');
     await server.sql`update accounts set plan = 'pro' where id = ${q.account.id}`;
     expect(await eventually(async () => (await scope()) === 'all', 500)).toBeLessThan(500);
@@ -117,21 +116,26 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     });
     expect(created.status).toBe(403);
 
-    const suspended = await server.request('PATCH', `/api/v1/admin/projects/${p.id}`, { bearer: server.operatorToken, body: { suspended: true } });
+    const suspended = await server.request('PATCH', `/api/v1/admin/projects/${p.id}`, {
+      bearer: server.operatorToken,
+      body: { suspended: true },
+    });
     expect(suspended.status).toBe(200);
     expect(await status({ ...p, apiKey: rotated.body.api_key })).toBe(403);
   });
   it('a key rotated or a project suspended through one process stops working on the other at once', async () => {
     const p = await createProject(server, { plan: 'pro' });
-    const onOther = async (apiKey: string) =>
-      (await fetch(`${otherUrl}/api/v1/feedbacks`, { headers: { 'x-api-key': apiKey } })).status;
+    const onOther = async (apiKey: string) => (await fetch(`${otherUrl}/api/v1/feedbacks`, { headers: { 'x-api-key': apiKey } })).status;
     expect(await onOther(p.apiKey)).toBe(200); // now remembered there, for an hour
     const rotated = await server.request('POST', `/api/v1/projects/${p.id}/api-keys`, { bearer: p.account.adminToken });
     expect(rotated.status).toBe(200);
     expect(await eventually(async () => (await onOther(p.apiKey)) === 401, 500)).toBeLessThan(500);
     expect(await onOther(rotated.body.api_key)).toBe(200);
 
-    const suspended = await server.request('PATCH', `/api/v1/admin/projects/${p.id}`, { bearer: server.operatorToken, body: { suspended: true } });
+    const suspended = await server.request('PATCH', `/api/v1/admin/projects/${p.id}`, {
+      bearer: server.operatorToken,
+      body: { suspended: true },
+    });
     expect(suspended.status).toBe(200);
     expect(await eventually(async () => (await onOther(rotated.body.api_key)) === 403, 500)).toBeLessThan(500);
   });

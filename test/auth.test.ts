@@ -250,7 +250,10 @@ describe('response casing', () => {
     await send('GET', `/api/v1/feedbacks/${created.id}`, key);
 
     for (const body of bodies) {
-      expect(keysOf(body).filter((k) => camel.test(k)), JSON.stringify(body)).toEqual([]);
+      expect(
+        keysOf(body).filter((k) => camel.test(k)),
+        JSON.stringify(body),
+      ).toEqual([]);
     }
     // The Feedback body is exactly SPEC 2.1, in snake_case.
     expect(Object.keys(created)).toEqual(

@@ -84,7 +84,10 @@ describe('embedded ClickHouse: one query’s output never reaches another’s re
                 })
               ).json<{ tag: number; number: string }>();
         expect(rows.length, `result ${tag}`).toBe(n);
-        expect(rows.every((row) => row.tag === tag), `result ${tag} holds foreign rows`).toBe(true);
+        expect(
+          rows.every((row) => row.tag === tag),
+          `result ${tag} holds foreign rows`,
+        ).toBe(true);
         expect(rows.map((row) => Number(row.number))).toEqual(Array.from({ length: n }, (_, k) => k));
         return 'own';
       }),

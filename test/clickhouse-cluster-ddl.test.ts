@@ -19,7 +19,8 @@ const statementsOf = (sql: string) =>
     .map((statement) => statement.replace(/\s+/g, ' ').trim())
     .filter((statement) => statement.length > 0);
 
-const DISTRIBUTED = /^CREATE TABLE IF NOT EXISTS (\w+) ON CLUSTER '\{cluster\}' AS (\w+)_local ENGINE = Distributed\('\{cluster\}', currentDatabase\(\), '(\w+)_local'(, [^)]*\))?\)$/;
+const DISTRIBUTED =
+  /^CREATE TABLE IF NOT EXISTS (\w+) ON CLUSTER '\{cluster\}' AS (\w+)_local ENGINE = Distributed\('\{cluster\}', currentDatabase\(\), '(\w+)_local'(, [^)]*\))?\)$/;
 
 /** A cluster file's statements, as they would read on one server. */
 function asSingleServer(sql: string): string[] {
@@ -43,11 +44,15 @@ function asSingleServer(sql: string): string[] {
   return out;
 }
 
-const files = readdirSync(CLICKHOUSE_MIGRATIONS_DIR).filter((name) => name.endsWith('.sql')).sort();
+const files = readdirSync(CLICKHOUSE_MIGRATIONS_DIR)
+  .filter((name) => name.endsWith('.sql'))
+  .sort();
 
 describe('ClickHouse cluster migrations', () => {
   it('has a cluster variant of every single-server migration, and no other', () => {
-    const cluster = readdirSync(CLICKHOUSE_CLUSTER_MIGRATIONS_DIR).filter((name) => name.endsWith('.sql')).sort();
+    const cluster = readdirSync(CLICKHOUSE_CLUSTER_MIGRATIONS_DIR)
+      .filter((name) => name.endsWith('.sql'))
+      .sort();
     expect(cluster).toEqual(files);
   });
 

@@ -16,7 +16,12 @@ beforeAll(async () => {
   project = await createProject(server, { plan: 'team' });
   const batch = await server.request('POST', '/api/v1/events/batch', {
     apiKey: project.apiKey,
-    body: { events: [{ eventName: 'seed', userId: 'u1' }, { eventName: 'seed', userId: 'u2' }] },
+    body: {
+      events: [
+        { eventName: 'seed', userId: 'u1' },
+        { eventName: 'seed', userId: 'u2' },
+      ],
+    },
   });
   expect(batch.status).toBe(200);
 });

@@ -115,18 +115,30 @@ describe('measures as generated OpenAPI clients send arrays', () => {
       ['timeseries', { interval: 'week' }],
       ['breakdown', { dimension: 'category' }],
     ] as const) {
-      const asList = await server.request('GET', `/api/v1/metrics/${operation}?${exploded({ ...extra, measures: 'feedback_count,vote_count' })}`, {
-        apiKey: project.apiKey,
-      });
-      const repeated = await server.request('GET', `/api/v1/metrics/${operation}?${exploded({ ...extra, measures: ['feedback_count', 'vote_count'] })}`, {
-        apiKey: project.apiKey,
-      });
+      const asList = await server.request(
+        'GET',
+        `/api/v1/metrics/${operation}?${exploded({ ...extra, measures: 'feedback_count,vote_count' })}`,
+        {
+          apiKey: project.apiKey,
+        },
+      );
+      const repeated = await server.request(
+        'GET',
+        `/api/v1/metrics/${operation}?${exploded({ ...extra, measures: ['feedback_count', 'vote_count'] })}`,
+        {
+          apiKey: project.apiKey,
+        },
+      );
       expect(repeated.status, JSON.stringify(repeated.body)).toBe(200);
       expect(repeated.body).toEqual(asList.body);
     }
-    const summary = await server.request('GET', `/api/v1/projects/${project.id}/metrics/summary?measures=sdk_users&measures=event_count,total_mrr`, {
-      bearer: project.account.adminToken,
-    });
+    const summary = await server.request(
+      'GET',
+      `/api/v1/projects/${project.id}/metrics/summary?measures=sdk_users&measures=event_count,total_mrr`,
+      {
+        bearer: project.account.adminToken,
+      },
+    );
     expect(summary.status).toBe(200);
     expect(Object.keys(summary.body.measures).sort()).toEqual(['event_count', 'sdk_users', 'total_mrr']);
   });
@@ -135,15 +147,24 @@ describe('measures as generated OpenAPI clients send arrays', () => {
     const unknown = await server.request('GET', '/api/v1/metrics/summary?measures=event_count&measures=nope', { apiKey: project.apiKey });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe('METRICS_UNKNOWN_MEASURE');
-    const adminOnly = await server.request('GET', '/api/v1/metrics/summary?measures=event_count&measures=total_mrr', { apiKey: project.apiKey });
+    const adminOnly = await server.request('GET', '/api/v1/metrics/summary?measures=event_count&measures=total_mrr', {
+      apiKey: project.apiKey,
+    });
     expect(adminOnly.status).toBe(403);
-    const twice = await server.request('GET', `/api/v1/metrics/summary?date_to=${daysAgo(1)}&date_to=${daysAgo(2)}`, { apiKey: project.apiKey });
+    const twice = await server.request('GET', `/api/v1/metrics/summary?date_to=${daysAgo(1)}&date_to=${daysAgo(2)}`, {
+      apiKey: project.apiKey,
+    });
     expect(twice.status).toBe(400);
-    expect(twice.body.error).toMatchObject({ code: 'METRICS_INVALID_PARAMETER', message: expect.stringMatching(/^date_to must be given at most once/) });
+    expect(twice.body.error).toMatchObject({
+      code: 'METRICS_INVALID_PARAMETER',
+      message: expect.stringMatching(/^date_to must be given at most once/),
+    });
   });
 
   it('the OpenAPI document describes measures as form style, exploded, and the comma list too', () => {
-    const document = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, { parameters?: Record<string, unknown>[] }>> };
+    const document = buildOpenApiDocument() as unknown as {
+      paths: Record<string, Record<string, { parameters?: Record<string, unknown>[] }>>;
+    };
     for (const path of ['/metrics/summary', '/metrics/timeseries', '/metrics/breakdown', '/projects/{id}/metrics/summary']) {
       const measures = document.paths[path]?.get?.parameters?.find((p) => p.name === 'measures');
       expect(measures, path).toMatchObject({ in: 'query', style: 'form', explode: true, schema: { type: 'array' } });

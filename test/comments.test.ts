@@ -142,10 +142,7 @@ describe('POST /feedbacks/:id/comments', () => {
     const item = await createFeedback(server, project);
     const path = `/api/v1/feedbacks/${item.id}/comments`;
     expectError(await server.request('POST', path, { body: { content: 'anon', userId: 'u' } }), 401);
-    expectError(
-      await server.request('POST', path, { apiKey: 'fbk_not_a_real_key', body: { content: 'anon', userId: 'u' } }),
-      401,
-    );
+    expectError(await server.request('POST', path, { apiKey: 'fbk_not_a_real_key', body: { content: 'anon', userId: 'u' } }), 401);
     expectError(await server.request('GET', path), 401);
     expect(await commentCount(project, item.id)).toBe(0);
   });

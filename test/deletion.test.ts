@@ -24,14 +24,26 @@ describe('DELETE /projects/:id/feedbacks/:feedbackId', () => {
     const merged = await createFeedback(server, project, { title: 'Duplicate' });
     const kept = await createFeedback(server, project, { title: 'Kept' });
     await server.request('POST', `/api/v1/feedbacks/${item.id}/votes`, { apiKey: project.apiKey, body: { userId: 'voter' } });
-    await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: project.apiKey, body: { userId: 'voter', content: 'hi' } });
+    await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, {
+      apiKey: project.apiKey,
+      body: { userId: 'voter', content: 'hi' },
+    });
     await server.request('POST', `/api/v1/feedbacks/${kept.id}/votes`, { apiKey: project.apiKey, body: { userId: 'voter' } });
-    const merge = await server.request('POST', `/api/v1/projects/${project.id}/feedbacks/${merged.id}/merge`, { bearer, body: { intoId: item.id } });
+    const merge = await server.request('POST', `/api/v1/projects/${project.id}/feedbacks/${merged.id}/merge`, {
+      bearer,
+      body: { intoId: item.id },
+    });
     expect(merge.status).toBe(200);
 
     const deleted = await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${item.id}`, { bearer });
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
-    expect(deleted.body).toMatchObject({ id: item.id, title: 'To delete', vote_count: 3, comment_count: 1, merged_feedback_ids: [merged.id] });
+    expect(deleted.body).toMatchObject({
+      id: item.id,
+      title: 'To delete',
+      vote_count: 3,
+      comment_count: 1,
+      merged_feedback_ids: [merged.id],
+    });
     expect((await server.request('GET', `/api/v1/feedbacks/${item.id}`, { apiKey: project.apiKey })).status).toBe(404);
     expect((await server.request('GET', `/api/v1/feedbacks/${merged.id}`, { apiKey: project.apiKey })).status).toBe(404);
     const left = await server.request('GET', '/api/v1/feedbacks?includeMerged=true', { apiKey: project.apiKey });
@@ -63,16 +75,28 @@ describe('DELETE /projects/:id/feedbacks/:feedbackId/comments/:commentId (modera
     const bearer = project.account.adminToken;
     const item = await createFeedback(server, project);
     const other = await createFeedback(server, project, { title: 'Other' });
-    const spam = await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: project.apiKey, body: { userId: 'spammer', content: 'buy now' } });
-    const fine = await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: project.apiKey, body: { userId: 'fan', content: 'great' } });
-    expect((await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${other.id}/comments/${spam.body.id}`, { bearer })).status).toBe(404);
-    const deleted = await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${item.id}/comments/${spam.body.id}`, { bearer });
+    const spam = await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, {
+      apiKey: project.apiKey,
+      body: { userId: 'spammer', content: 'buy now' },
+    });
+    const fine = await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, {
+      apiKey: project.apiKey,
+      body: { userId: 'fan', content: 'great' },
+    });
+    expect(
+      (await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${other.id}/comments/${spam.body.id}`, { bearer })).status,
+    ).toBe(404);
+    const deleted = await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${item.id}/comments/${spam.body.id}`, {
+      bearer,
+    });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual(spam.body);
     const comments = await server.request('GET', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: project.apiKey });
     expect(comments.body).toEqual([fine.body]);
     expect((await server.request('GET', `/api/v1/feedbacks/${item.id}`, { apiKey: project.apiKey })).body.comment_count).toBe(1);
-    expect((await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${item.id}/comments/${spam.body.id}`, { bearer })).status).toBe(404);
+    expect(
+      (await server.request('DELETE', `/api/v1/projects/${project.id}/feedbacks/${item.id}/comments/${spam.body.id}`, { bearer })).status,
+    ).toBe(404);
   });
 });
 
@@ -86,7 +110,15 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
       const item = await createFeedback(server, p);
       await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: p.apiKey, body: { userId: 'u', content: 'c' } });
       await server.request('POST', '/api/v1/users/register', { apiKey: p.apiKey, body: { userId: 'u', mrr: 5 } });
-      const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: p.apiKey, body: { events: [{ eventName: 'feedback_list', userId: 'u' }, { eventName: 'x', userId: 'v' }] } });
+      const batch = await server.request('POST', '/api/v1/events/batch', {
+        apiKey: p.apiKey,
+        body: {
+          events: [
+            { eventName: 'feedback_list', userId: 'u' },
+            { eventName: 'x', userId: 'v' },
+          ],
+        },
+      });
       expect(batch.status).toBe(200);
     }
     const target = { client: server.clickhouse };
@@ -100,10 +132,14 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.reason).toMatch(/^confirm:/);
     expect((await server.request('DELETE', `/api/v1/projects/${project.id}`, { bearer })).status).toBe(400);
-    const byMember = await server.request('DELETE', `/api/v1/projects/${project.id}?confirm=${encodeURIComponent(project.name)}`, { bearer: member.adminToken });
+    const byMember = await server.request('DELETE', `/api/v1/projects/${project.id}?confirm=${encodeURIComponent(project.name)}`, {
+      bearer: member.adminToken,
+    });
     expect(byMember.status).toBe(403);
 
-    const deleted = await server.request('DELETE', `/api/v1/projects/${project.id}?confirm=${encodeURIComponent(project.name)}`, { bearer });
+    const deleted = await server.request('DELETE', `/api/v1/projects/${project.id}?confirm=${encodeURIComponent(project.name)}`, {
+      bearer,
+    });
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(202);
     expect(deleted.body).toMatchObject({ project_id: project.id, project_name: project.name, status: 'pending', step: 'settle' });
     expect(deleted.headers.get('location')).toBe(`/api/v1/projects/deletions/${deleted.body.id}`);
@@ -133,7 +169,9 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
     expect((await server.request('GET', '/api/v1/feedbacks', { apiKey: survivor.apiKey })).body).toHaveLength(1);
     // Only the owning account reads the job.
     const stranger = await createProject(server);
-    expect((await server.request('GET', `/api/v1/projects/deletions/${deleted.body.id}`, { bearer: stranger.account.adminToken })).status).toBe(404);
+    expect(
+      (await server.request('GET', `/api/v1/projects/deletions/${deleted.body.id}`, { bearer: stranger.account.adminToken })).status,
+    ).toBe(404);
     expect((await server.request('GET', '/api/v1/projects/deletions/not-a-uuid', { bearer })).status).toBe(404);
   });
 });

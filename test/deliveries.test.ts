@@ -62,7 +62,13 @@ describe.each([
     const project = await projectWithWebhook(receiver);
     await createFeedback(server, project);
     const [delivery] = await settledDeliveries(server, project);
-    expect(delivery).toMatchObject({ status: 'delivered', attempts: 4, last_error: null, next_attempt_at: null, delivered_at: expect.any(String) });
+    expect(delivery).toMatchObject({
+      status: 'delivered',
+      attempts: 4,
+      last_error: null,
+      next_attempt_at: null,
+      delivered_at: expect.any(String),
+    });
     expect(receiver.requests).toHaveLength(4);
     expect(receiver.accepted).toHaveLength(1);
     // Every attempt carries the same idempotency key.
@@ -99,8 +105,13 @@ describe.each([
       expect((await server.request('POST', retryPath(randomUUID()), { bearer })).status).toBe(404);
       expect((await server.request('POST', retryPath('not-a-uuid'), { bearer })).status).toBe(404);
       const other = await createProject(server, { plan: 'pro' });
-      expect((await server.request('POST', `/api/v1/projects/${other.id}/deliveries/${failed!.id}/retry`, { bearer: other.account.adminToken })).status).toBe(404);
-      expect((await server.request('GET', `/api/v1/projects/${project.id}/deliveries`, { bearer: other.account.adminToken })).status).toBe(403);
+      expect(
+        (await server.request('POST', `/api/v1/projects/${other.id}/deliveries/${failed!.id}/retry`, { bearer: other.account.adminToken }))
+          .status,
+      ).toBe(404);
+      expect((await server.request('GET', `/api/v1/projects/${project.id}/deliveries`, { bearer: other.account.adminToken })).status).toBe(
+        403,
+      );
       expect((await server.request('GET', `/api/v1/projects/${project.id}/deliveries?status=lost`, { bearer })).status).toBe(400);
 
       receiver.behave(() => 200);
@@ -137,7 +148,9 @@ describe.each([
     const queue = server.ctx.deliveryQueue!;
     const down = vi.spyOn(queue, 'addBulk').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
     try {
-      const retried = await server.request('POST', `/api/v1/projects/${project.id}/deliveries/${failed!.id}/retry`, { bearer: project.account.adminToken });
+      const retried = await server.request('POST', `/api/v1/projects/${project.id}/deliveries/${failed!.id}/retry`, {
+        bearer: project.account.adminToken,
+      });
       expect(retried.status, JSON.stringify(retried.body)).toBe(200);
       expect(retried.body).toMatchObject({ id: failed!.id, status: 'pending', attempts: 0 });
       expect(down).toHaveBeenCalledTimes(1);
@@ -232,12 +245,32 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
   });
 
   it('classifies addresses: private, loopback, link-local and mapped ones are blocked, public ones are not', () => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:7f00:1',
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
       // IPv6 ranges that embed an IPv4 address: NAT64, local-use NAT64, 6to4, IPv4-compatible.
-      '64:ff9b::7f00:1', '64:ff9b::169.254.169.254', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:a9fe:a9fe::', '::127.0.0.1', '::a9fe:a9fe']) {
+      '64:ff9b::7f00:1',
+      '64:ff9b::169.254.169.254',
+      '64:ff9b:1::a00:1',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::',
+      '::127.0.0.1',
+      '::a9fe:a9fe',
+    ]) {
       expect(isBlockedAddress(address), address).toBe(true);
     }
-    for (const address of ['93.184.216.34', '1.1.1.1', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001::200e']) expect(isBlockedAddress(address), address).toBe(false);
+    for (const address of ['93.184.216.34', '1.1.1.1', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001::200e'])
+      expect(isBlockedAddress(address), address).toBe(false);
   });
 
   it('writes each email as a .eml file under DATA_DIR/mail when SMTP_URL is unset', async () => {
@@ -265,7 +298,10 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     receiver = await startHttpReceiver();
-    server = await startTestServer({ workers: false, env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' } });
+    server = await startTestServer({
+      workers: false,
+      env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' },
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -290,12 +326,17 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
   const request = (project: TestProject, method: string, path: string, body?: unknown) =>
     server.request(method, `/api/v1/projects/${project.id}${path}`, { bearer: project.account.adminToken, body });
 
-  it('a pending webhook delivery is not sent after a downgrade to Free: failed for good; the operator\'s retry is a 402', async () => {
+  it("a pending webhook delivery is not sent after a downgrade to Free: failed for good; the operator's retry is a 402", async () => {
     const project = await createProject(server, { plan: 'pro' });
     await addIntegration(server, project, { kind: 'webhook', url: receiver.url, secret: 'whsec_downgrade_test_secret' });
     await createFeedback(server, project);
     const [delivery] = await dispatchChangeAndSend(project, () => setPlan(server, project.account, 'free'));
-    expect(delivery).toMatchObject({ channel: 'webhook', status: 'failed', attempts: 1, last_error: 'the plan no longer includes integrations' });
+    expect(delivery).toMatchObject({
+      channel: 'webhook',
+      status: 'failed',
+      attempts: 1,
+      last_error: 'the plan no longer includes integrations',
+    });
     expect(receiver.requests).toHaveLength(0);
 
     const retry = await request(project, 'POST', `/deliveries/${delivery!.id}/retry`);
@@ -330,7 +371,12 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
     });
     const by = (who: string) => deliveries.find((d) => d.recipient === addr(who));
     expect(deliveries).toHaveLength(3);
-    expect(by('member')).toMatchObject({ type: 'feedback.created', status: 'failed', attempts: 1, last_error: 'no longer a member of the project' });
+    expect(by('member')).toMatchObject({
+      type: 'feedback.created',
+      status: 'failed',
+      attempts: 1,
+      last_error: 'no longer a member of the project',
+    });
     expect(by('voter')).toMatchObject({ type: 'feedback.status_changed', status: 'failed', attempts: 1, last_error: 'unsubscribed' });
     expect(by('submitter')).toMatchObject({ type: 'feedback.status_changed', status: 'delivered', attempts: 1 });
     expect(smtp.to(addr('member'))).toHaveLength(0);

@@ -89,7 +89,10 @@ function checkLinks(file: string): Problem[] {
     const target = decodeURIComponent(hash === -1 ? link : link.slice(0, hash));
     const anchor = hash === -1 ? undefined : decodeURIComponent(link.slice(hash + 1));
     // A leading slash is the repository root, as on the code host; otherwise relative to the file.
-    const resolved = target === '' ? path.join(ROOT, file) : path.resolve(target.startsWith('/') ? ROOT : path.dirname(path.join(ROOT, file)), target.replace(/^\//, ''));
+    const resolved =
+      target === ''
+        ? path.join(ROOT, file)
+        : path.resolve(target.startsWith('/') ? ROOT : path.dirname(path.join(ROOT, file)), target.replace(/^\//, ''));
     const relative = path.relative(ROOT, resolved);
     if (relative.startsWith('..') || path.isAbsolute(relative)) {
       problems.push({ file, link, problem: 'points outside the repository' });

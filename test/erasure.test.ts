@@ -49,14 +49,20 @@ async function readPaths(project: TestProject, window: { date_from: string; date
   const q = `date_from=${window.date_from}&date_to=${window.date_to}`;
   const [summary, timeseries, breakdown] = await Promise.all([
     server.request('GET', `/api/v1/projects/${project.id}/metrics/summary?${q}`, { bearer }),
-    server.request('GET', `/api/v1/projects/${project.id}/metrics/timeseries?${q}&interval=day&measures=event_count,unique_event_users`, { bearer }),
+    server.request('GET', `/api/v1/projects/${project.id}/metrics/timeseries?${q}&interval=day&measures=event_count,unique_event_users`, {
+      bearer,
+    }),
     server.request('GET', `/api/v1/projects/${project.id}/metrics/breakdown?${q}&dimension=event_name`, { bearer }),
   ]);
   for (const response of [summary, timeseries, breakdown]) expect(response.status).toBe(200);
   const feedbacks = await download(`/api/v1/projects/${project.id}/exports/feedbacks?format=jsonl`, bearer);
   const users = await download(`/api/v1/projects/${project.id}/exports/users?format=jsonl`, bearer);
   const events = await download(`/api/v1/projects/${project.id}/exports/events?format=jsonl&${q}`, bearer);
-  const lines = (text: string) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
   return {
     summary: summary.body.measures,
     timeseries: timeseries.body.buckets.filter((b: { measures: { event_count: number } }) => b.measures.event_count > 0),
@@ -76,7 +82,9 @@ async function relayed(project: { id: string }) {
 
 async function finished(project: TestProject, erasureId: string) {
   return until('the erasure to finish', async () => {
-    const response = await server.request('GET', `/api/v1/projects/${project.id}/erasures/${erasureId}`, { bearer: project.account.adminToken });
+    const response = await server.request('GET', `/api/v1/projects/${project.id}/erasures/${erasureId}`, {
+      bearer: project.account.adminToken,
+    });
     expect(response.status).toBe(200);
     expect(response.body.status).not.toBe('failed');
     return response.body.status === 'done' ? response.body : undefined;
@@ -90,15 +98,30 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     const erased = `erase-me-${randomUUID().slice(0, 8)}`;
     const kept = `keep-me-${randomUUID().slice(0, 8)}`;
     const email = `${erased}@example.com`;
-    for (const [userId, mrr] of [[erased, 100], [kept, 50]] as const) {
+    for (const [userId, mrr] of [
+      [erased, 100],
+      [kept, 50],
+    ] as const) {
       expect((await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, mrr } })).status).toBe(200);
     }
     const own = await createFeedback(server, project, { userId: erased, userEmail: email, title: 'Erased user’s idea' });
     const other = await createFeedback(server, project, { userId: kept, title: 'Kept user’s idea' });
-    expect((await server.request('POST', `/api/v1/feedbacks/${other.id}/votes`, { ...key, body: { userId: erased, email, notifyStatusChange: true } })).status).toBe(200);
+    expect(
+      (
+        await server.request('POST', `/api/v1/feedbacks/${other.id}/votes`, {
+          ...key,
+          body: { userId: erased, email, notifyStatusChange: true },
+        })
+      ).status,
+    ).toBe(200);
     expect((await server.request('POST', `/api/v1/feedbacks/${own.id}/votes`, { ...key, body: { userId: kept } })).status).toBe(200);
-    for (const [userId, content] of [[erased, 'mine'], [kept, 'theirs']]) {
-      expect((await server.request('POST', `/api/v1/feedbacks/${own.id}/comments`, { ...key, body: { userId, content } })).status).toBe(200);
+    for (const [userId, content] of [
+      [erased, 'mine'],
+      [kept, 'theirs'],
+    ]) {
+      expect((await server.request('POST', `/api/v1/feedbacks/${own.id}/comments`, { ...key, body: { userId, content } })).status).toBe(
+        200,
+      );
     }
     // Events on three days (two of them in the past, sent with their timestamps), predefined and custom.
     const now = Date.now();
@@ -114,8 +137,12 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     expect((await server.request('POST', '/api/v1/events/batch', { ...key, body: { events } })).status).toBe(200);
     // A status change emails the erased voter (Team plan): a delivery to their address.
     expect(
-      (await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${other.id}`, { bearer: project.account.adminToken, body: { status: 'approved' } }))
-        .status,
+      (
+        await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${other.id}`, {
+          bearer: project.account.adminToken,
+          body: { status: 'approved' },
+        })
+      ).status,
     ).toBe(200);
     await until('the email delivery to the voter', async () => {
       const rows = await server.sql`select 1 from deliveries where project_id = ${project.id} and recipient = ${email}`;
@@ -125,7 +152,15 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
 
     const window = { date_from: dayOf(now - 3 * DAY), date_to: dayOf(now) };
     const before = await readPaths(project, window);
-    expect(before.summary).toMatchObject({ event_count: 7, unique_event_users: 2, sdk_users: 2, total_mrr: 150, vote_count: 4, feedback_count: 2, comment_count: 2 });
+    expect(before.summary).toMatchObject({
+      event_count: 7,
+      unique_event_users: 2,
+      sdk_users: 2,
+      total_mrr: 150,
+      vote_count: 4,
+      feedback_count: 2,
+      comment_count: 2,
+    });
     expect(before.events.filter((e: { user_id: string }) => e.user_id === erased)).toHaveLength(4);
     expect(before.users.map((u: { user_id: string }) => u.user_id).sort()).toEqual([erased, kept].sort());
     expect(before.feedbacks.find((f: { id: string }) => f.id === other.id)).toMatchObject({ vote_count: 2, total_mrr: 150 });
@@ -136,19 +171,36 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     expect(requested.status, JSON.stringify(requested.body)).toBe(202);
     expect(requested.headers.get('location')).toBe(`/api/v1/projects/${project.id}/erasures/${requested.body.id}`);
     expect(requested.body).toMatchObject({ project_id: project.id, user_id: erased, status: 'pending', step: 'postgres' });
-    const again = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, { bearer: project.account.adminToken });
+    const again = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, {
+      bearer: project.account.adminToken,
+    });
     if (again.body.status !== 'done') expect(again.body.id).toBe(requested.body.id); // an open erasure is answered, not doubled
     const done = await finished(project, requested.body.id);
     expect(done).toMatchObject({
       user_id: null,
       step: 'done',
       completed_at: expect.any(String),
-      summary: { votes_deleted: 2, feedbacks_anonymized: 1, comments_anonymized: 1, sdk_user_deleted: true, deliveries_deleted: 1, event_days: 3 },
+      summary: {
+        votes_deleted: 2,
+        feedbacks_anonymized: 1,
+        comments_anonymized: 1,
+        sdk_user_deleted: true,
+        deliveries_deleted: 1,
+        event_days: 3,
+      },
     });
 
     const after = await readPaths(project, window);
     // Metrics: the erased user's events, votes and MRR are gone; their item and comment stay.
-    expect(after.summary).toMatchObject({ event_count: 3, unique_event_users: 1, sdk_users: 1, total_mrr: 50, vote_count: 2, feedback_count: 2, comment_count: 2 });
+    expect(after.summary).toMatchObject({
+      event_count: 3,
+      unique_event_users: 1,
+      sdk_users: 1,
+      total_mrr: 50,
+      vote_count: 2,
+      feedback_count: 2,
+      comment_count: 2,
+    });
     expect(after.timeseries.map((b: { measures: unknown }) => b.measures)).toEqual([
       { event_count: 1, unique_event_users: 1 },
       { event_count: 2, unique_event_users: 1 },
@@ -196,11 +248,19 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     expect(await rollupMismatches(target, project.id, [dayOf(now - 2 * DAY), dayOf(now - DAY), dayOf(now)])).toBe(0);
 
     // Safe to run twice: erasing the same user again finds nothing more to change.
-    const second = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, { bearer: project.account.adminToken });
+    const second = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, {
+      bearer: project.account.adminToken,
+    });
     expect(second.status).toBe(202);
     expect(second.body.id).not.toBe(requested.body.id);
     const secondDone = await finished(project, second.body.id);
-    expect(secondDone.summary).toMatchObject({ votes_deleted: 0, feedbacks_anonymized: 0, comments_anonymized: 0, sdk_user_deleted: false, event_days: 0 });
+    expect(secondDone.summary).toMatchObject({
+      votes_deleted: 0,
+      feedbacks_anonymized: 0,
+      comments_anonymized: 0,
+      sdk_user_deleted: false,
+      event_days: 0,
+    });
     expect(await readPaths(project, window)).toEqual(after);
   });
 
@@ -223,7 +283,9 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
 });
 
 describe('an erasure interrupted by a kill resumes after the restart', () => {
-  it('SIGKILL while the erasure waits between its PostgreSQL and ClickHouse steps: the restarted service finishes it', { timeout: 180_000 }, async () => {
+  it('SIGKILL while the erasure waits between its PostgreSQL and ClickHouse steps: the restarted service finishes it', {
+    timeout: 180_000,
+  }, async () => {
     const setup = await serviceSetup();
     const sql = createSql(setup.env.DATABASE_URL as string, { max: 2 });
     try {

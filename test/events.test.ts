@@ -175,31 +175,34 @@ describe.each([
     expect(new Set(rows.map((row) => row.event_id))).toEqual(new Set(responses.map((r) => r.body.id)));
   });
 
-  it.skipIf(redis && !withRedis)('a new eventId sent by many requests at once, across several flushes: stored once, one answer', async () => {
-    const p = await createProject(server, { plan: 'pro' });
-    const eventId = randomUUID();
-    const body = { eventName: 'purchase', userId: 'u1', eventId };
-    // Staggered so that the copies land in different, overlapping flushes, among other traffic.
-    const responses = await Promise.all(
-      Array.from({ length: 40 }, async (_, i) => {
-        await new Promise((resolve) => setTimeout(resolve, i * 2));
-        const [copy] = await Promise.all([
-          server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body }),
-          server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body: { eventName: 'tap', userId: `other-${i}` } }),
-        ]);
-        return copy;
-      }),
-    );
-    for (const response of responses) {
-      expect(response.status).toBe(200);
-      expect(response.body).toEqual(responses[0]?.body);
-    }
-    const rows = await storedEvents(41, p.id);
-    await new Promise((resolve) => setTimeout(resolve, redis ? 1_500 : 0));
-    const again = await storedEvents(41, p.id);
-    expect(again).toHaveLength(rows.length);
-    expect(again.filter((row) => row.event_id === eventId)).toHaveLength(1);
-  });
+  it.skipIf(redis && !withRedis)(
+    'a new eventId sent by many requests at once, across several flushes: stored once, one answer',
+    async () => {
+      const p = await createProject(server, { plan: 'pro' });
+      const eventId = randomUUID();
+      const body = { eventName: 'purchase', userId: 'u1', eventId };
+      // Staggered so that the copies land in different, overlapping flushes, among other traffic.
+      const responses = await Promise.all(
+        Array.from({ length: 40 }, async (_, i) => {
+          await new Promise((resolve) => setTimeout(resolve, i * 2));
+          const [copy] = await Promise.all([
+            server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body }),
+            server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body: { eventName: 'tap', userId: `other-${i}` } }),
+          ]);
+          return copy;
+        }),
+      );
+      for (const response of responses) {
+        expect(response.status).toBe(200);
+        expect(response.body).toEqual(responses[0]?.body);
+      }
+      const rows = await storedEvents(41, p.id);
+      await new Promise((resolve) => setTimeout(resolve, redis ? 1_500 : 0));
+      const again = await storedEvents(41, p.id);
+      expect(again).toHaveLength(rows.length);
+      expect(again.filter((row) => row.event_id === eventId)).toHaveLength(1);
+    },
+  );
 
   it.skipIf(redis && !withRedis)('bad bodies are 400 naming the field, and nothing is stored', async () => {
     const p = await createProject(server, { plan: 'pro' });

@@ -62,15 +62,13 @@ function parseCsv(text: string): Record<string, string>[] {
       if (c === '"' && text[i + 1] === '"') {
         field += '"';
         i++;
-      }
-      else if (c === '"') quoted = false;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
     else if (c === ',') {
       record.push(field);
       field = '';
-    }
-    else if (c === '\n' || c === '\r') {
+    } else if (c === '\n' || c === '\r') {
       if (c === '\r' && text[i + 1] === '\n') i++;
       record.push(field);
       records.push(record);
@@ -86,7 +84,11 @@ function parseCsv(text: string): Record<string, string>[] {
 /** The bytes of a Parquet file as hyparquet reads them. */
 const arrayBufferOf = (bytes: Buffer): ArrayBuffer => new Uint8Array(bytes).buffer as ArrayBuffer;
 
-const jsonLines = (text: string) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const jsonLines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 type StoredEvent = { id: string; event_name: string; user_id: string; properties: string; created_at: string };
 
@@ -147,9 +149,9 @@ describe('GET /projects/:id/exports/events', () => {
     expect(parquet.status).toBe(200);
     expect(parquet.headers.get('content-type')).toBe('application/vnd.apache.parquet');
     const rows = await parquetReadObjects({ file: arrayBufferOf(parquet.bytes) });
-    expect(
-      rows.map((row) => ({ ...row, created_at: (row.created_at as Date).toISOString(), properties: row.properties ?? '' })),
-    ).toEqual(expected);
+    expect(rows.map((row) => ({ ...row, created_at: (row.created_at as Date).toISOString(), properties: row.properties ?? '' }))).toEqual(
+      expected,
+    );
     expect(JSON.parse(expected.find((e) => e.user_id === 'tricky, "user"')?.properties ?? '{}')).toEqual({
       note: 'a "quoted", comma\nand a line break',
       n: 1.5,
@@ -184,10 +186,20 @@ describe('GET /projects/:id/exports/events', () => {
     ]);
     const bearer = free.account.adminToken;
     const from = dayOf(now - 60 * DAY);
-    const response = await download(`/api/v1/projects/${free.id}/exports/events?format=jsonl&date_from=${from}&date_to=${dayOf(now)}`, bearer);
+    const response = await download(
+      `/api/v1/projects/${free.id}/exports/events?format=jsonl&date_from=${from}&date_to=${dayOf(now)}`,
+      bearer,
+    );
     expect(response.status).toBe(200);
     expect(jsonLines(response.text).map((e) => e.event_name)).toEqual(['feedback_list']);
-    expect(Object.fromEntries(['x-event-scope', 'x-date-from', 'x-date-to', 'x-retention-clamped', 'x-retention-window-days'].map((h) => [h, response.headers.get(h)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['x-event-scope', 'x-date-from', 'x-date-to', 'x-retention-clamped', 'x-retention-window-days'].map((h) => [
+          h,
+          response.headers.get(h),
+        ]),
+      ),
+    ).toEqual({
       'x-event-scope': 'predefined_only',
       'x-date-from': dayOf(now - 29 * DAY),
       'x-date-to': dayOf(now),
@@ -196,8 +208,15 @@ describe('GET /projects/:id/exports/events', () => {
     });
     // After an upgrade the custom events are exported without re-tracking; Team reads 365 days.
     await setPlan(server, free.account, 'team');
-    const upgraded = await download(`/api/v1/projects/${free.id}/exports/events?format=jsonl&date_from=${from}&date_to=${dayOf(now)}`, bearer);
-    expect(jsonLines(upgraded.text).map((e) => e.event_name).sort()).toEqual(['custom_thing', 'feedback_list', 'submit_feedback']);
+    const upgraded = await download(
+      `/api/v1/projects/${free.id}/exports/events?format=jsonl&date_from=${from}&date_to=${dayOf(now)}`,
+      bearer,
+    );
+    expect(
+      jsonLines(upgraded.text)
+        .map((e) => e.event_name)
+        .sort(),
+    ).toEqual(['custom_thing', 'feedback_list', 'submit_feedback']);
     expect(upgraded.headers.get('x-event-scope')).toBe('all');
     expect(upgraded.headers.get('x-retention-clamped')).toBe('false');
     expect(upgraded.headers.get('x-date-from')).toBe(from);
@@ -211,7 +230,9 @@ describe('GET /projects/:id/exports/events', () => {
       expect(response.body).toEqual({ error: true, reason: expect.any(String) });
     }
     const stranger = await createProject(server);
-    expect((await server.request('GET', `/api/v1/projects/${project.id}/exports/events`, { bearer: stranger.account.adminToken })).status).toBe(403);
+    expect(
+      (await server.request('GET', `/api/v1/projects/${project.id}/exports/events`, { bearer: stranger.account.adminToken })).status,
+    ).toBe(403);
     expect((await server.request('GET', `/api/v1/projects/${randomUUID()}/exports/events`, { bearer })).status).toBe(404);
     expect((await server.request('GET', `/api/v1/projects/${project.id}/exports/events`)).status).toBe(401);
     expect((await server.request('GET', `/api/v1/projects/${project.id}/exports/feedbacks?format=parquet`, { bearer })).status).toBe(400);
@@ -223,17 +244,45 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     const project = await createProject(server, { plan: 'pro' });
     const bearer = project.account.adminToken;
     const key = { apiKey: project.apiKey };
-    for (const [userId, mrr] of [['payer', 12.5], ['free, "rider"', null]] as const) {
+    for (const [userId, mrr] of [
+      ['payer', 12.5],
+      ['free, "rider"', null],
+    ] as const) {
       await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, ...(mrr === null ? {} : { mrr }) } });
     }
-    const a = await createFeedback(server, project, { title: 'Title with, comma and "quotes"', description: 'Line one\nline two', userId: 'payer', userEmail: 'p@example.com' });
+    const a = await createFeedback(server, project, {
+      title: 'Title with, comma and "quotes"',
+      description: 'Line one\nline two',
+      userId: 'payer',
+      userEmail: 'p@example.com',
+    });
     const b = await createFeedback(server, project, { title: 'Duplicate', userId: 'free, "rider"' });
     await server.request('POST', `/api/v1/feedbacks/${b.id}/comments`, { ...key, body: { userId: 'payer', content: 'same as the other' } });
     await server.request('POST', `/api/v1/projects/${project.id}/feedbacks/${b.id}/merge`, { bearer, body: { intoId: a.id } });
-    await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${a.id}`, { bearer, body: { status: 'rejected', rejectionReason: 'not now' } });
+    await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${a.id}`, {
+      bearer,
+      body: { status: 'rejected', rejectionReason: 'not now' },
+    });
 
-    const api = (await server.request('GET', `/api/v1/projects/${project.id}/feedbacks?includeMerged=true&sort=oldest`, { bearer })).body as Record<string, unknown>[];
-    const columns = ['id', 'title', 'description', 'status', 'category', 'user_id', 'user_email', 'vote_count', 'total_mrr', 'comment_count', 'merged_into_id', 'merged_at', 'rejection_reason', 'created_at', 'updated_at'];
+    const api = (await server.request('GET', `/api/v1/projects/${project.id}/feedbacks?includeMerged=true&sort=oldest`, { bearer }))
+      .body as Record<string, unknown>[];
+    const columns = [
+      'id',
+      'title',
+      'description',
+      'status',
+      'category',
+      'user_id',
+      'user_email',
+      'vote_count',
+      'total_mrr',
+      'comment_count',
+      'merged_into_id',
+      'merged_at',
+      'rejection_reason',
+      'created_at',
+      'updated_at',
+    ];
     const exportedTime = (value: unknown) => (value === null ? null : new Date(value as string).toISOString());
     const expected = api.map((item) => Object.fromEntries(columns.map((c) => [c, item[c] ?? null])));
 
@@ -254,8 +303,18 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     const csvRows = parseCsv(csv.text);
     expect(Object.keys(csvRows[0] ?? {})).toEqual(columns);
-    expect(csvRows.map((row) => [row.id, row.title, row.description, row.user_id, row.vote_count, row.total_mrr, row.merged_into_id])).toEqual(
-      expected.map((item) => [item.id, item.title, item.description, item.user_id, String(item.vote_count), item.total_mrr === null ? '' : String(item.total_mrr), item.merged_into_id ?? '']),
+    expect(
+      csvRows.map((row) => [row.id, row.title, row.description, row.user_id, row.vote_count, row.total_mrr, row.merged_into_id]),
+    ).toEqual(
+      expected.map((item) => [
+        item.id,
+        item.title,
+        item.description,
+        item.user_id,
+        String(item.vote_count),
+        item.total_mrr === null ? '' : String(item.total_mrr),
+        item.merged_into_id ?? '',
+      ]),
     );
 
     const users = await download(`/api/v1/projects/${project.id}/exports/users?format=jsonl`, bearer);
@@ -269,12 +328,16 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
       ['free, "rider"', ''],
     ]);
     const empty = await createProject(server, { plan: 'pro' });
-    expect((await download(`/api/v1/projects/${empty.id}/exports/users`, empty.account.adminToken)).text).toBe('id,user_id,mrr,first_seen_at,last_seen_at\r\n');
+    expect((await download(`/api/v1/projects/${empty.id}/exports/users`, empty.account.adminToken)).text).toBe(
+      'id,user_id,mrr,first_seen_at,last_seen_at\r\n',
+    );
   });
 });
 
 describe('a large events export', () => {
-  it('streams 1,000,000 events with flat memory, stops when the client goes away, and other requests answer meanwhile', { timeout: 300_000 }, async () => {
+  it('streams 1,000,000 events with flat memory, stops when the client goes away, and other requests answer meanwhile', {
+    timeout: 300_000,
+  }, async () => {
     const project = await createProject(server, { plan: 'team' });
     const bearer = project.account.adminToken;
     const rows = 1_000_000;

@@ -114,108 +114,99 @@ describe.each([
     return response.body;
   }
 
-  it.skipIf(redis && !withRedis)(
-    'every change over HTTP becomes one fact, with exact columns, in the order of the API calls',
-    async () => {
-      const project = await createProject(server, { plan: 'pro' });
-      const expected: FactContent[] = [];
-      const firstSeen = new Map<number, string>(); // index in `expected` -> first_seen_at of the response
+  it.skipIf(redis && !withRedis)('every change over HTTP becomes one fact, with exact columns, in the order of the API calls', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    const expected: FactContent[] = [];
+    const firstSeen = new Map<number, string>(); // index in `expected` -> first_seen_at of the response
 
-      // Feedback with the creator's vote.
-      const f1 = await createFeedback(server, project, {
-        userId: 'alice',
-        userEmail: 'alice@example.com',
-        category: 'bug_report',
-      });
-      expect(f1.user_email).toBe('alice@example.com');
-      expected.push(
-        fact('feedback_created', { feedback_id: f1.id, user_id: 'alice', category: 'bug_report', status: 'pending' }),
-        fact('vote_added', { feedback_id: f1.id, user_id: 'alice' }),
-      );
+    // Feedback with the creator's vote.
+    const f1 = await createFeedback(server, project, {
+      userId: 'alice',
+      userEmail: 'alice@example.com',
+      category: 'bug_report',
+    });
+    expect(f1.user_email).toBe('alice@example.com');
+    expected.push(
+      fact('feedback_created', { feedback_id: f1.id, user_id: 'alice', category: 'bug_report', status: 'pending' }),
+      fact('vote_added', { feedback_id: f1.id, user_id: 'alice' }),
+    );
 
-      // Votes, an unvote, and an unvote of a vote that is not there (no change, no fact).
-      for (const user of ['bob', 'carol', 'dan']) {
-        await api(project, 'POST', `/feedbacks/${f1.id}/votes`, { userId: user, email: `${user}@example.com` });
-        expected.push(fact('vote_added', { feedback_id: f1.id, user_id: user }));
-      }
-      const unvoted = await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
-      expect(unvoted).toEqual({ feedback_id: f1.id, vote_count: 3, has_voted: false });
-      expected.push(fact('vote_removed', { feedback_id: f1.id, user_id: 'carol' }));
-      await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
+    // Votes, an unvote, and an unvote of a vote that is not there (no change, no fact).
+    for (const user of ['bob', 'carol', 'dan']) {
+      await api(project, 'POST', `/feedbacks/${f1.id}/votes`, { userId: user, email: `${user}@example.com` });
+      expected.push(fact('vote_added', { feedback_id: f1.id, user_id: user }));
+    }
+    const unvoted = await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
+    expect(unvoted).toEqual({ feedback_id: f1.id, vote_count: 3, has_voted: false });
+    expected.push(fact('vote_removed', { feedback_id: f1.id, user_id: 'carol' }));
+    await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
 
-      // Comments, by a user and as admin.
-      const c1 = await api(project, 'POST', `/feedbacks/${f1.id}/comments`, { content: 'Me too', userId: 'bob' });
-      expected.push(fact('comment_added', { feedback_id: f1.id, user_id: 'bob', comment_id: c1.id, is_admin: false }));
-      const c2 = await api(project, 'POST', `/feedbacks/${f1.id}/comments`, {
-        content: 'On our list',
-        userId: 'support',
-        isAdmin: true,
-      });
-      expected.push(fact('comment_added', { feedback_id: f1.id, user_id: 'support', comment_id: c2.id, is_admin: true }));
+    // Comments, by a user and as admin.
+    const c1 = await api(project, 'POST', `/feedbacks/${f1.id}/comments`, { content: 'Me too', userId: 'bob' });
+    expected.push(fact('comment_added', { feedback_id: f1.id, user_id: 'bob', comment_id: c1.id, is_admin: false }));
+    const c2 = await api(project, 'POST', `/feedbacks/${f1.id}/comments`, {
+      content: 'On our list',
+      userId: 'support',
+      isAdmin: true,
+    });
+    expected.push(fact('comment_added', { feedback_id: f1.id, user_id: 'support', comment_id: c2.id, is_admin: true }));
 
-      // SDK users: each call is a fact with the MRR after it (omitted keeps it, null clears it).
-      const registrations: [string, Record<string, unknown>, number | null][] = [
-        ['erin', { userId: 'erin', mrr: 10 }, 10],
-        ['erin', { userId: 'erin', mrr: 25.5 }, 25.5],
-        ['erin', { userId: 'erin' }, 25.5],
-        ['erin', { userId: 'erin', mrr: null }, null],
-        ['erin', { user_id: 'erin', mrr: 0 }, 0],
-        ['fay', { userId: 'fay' }, null],
-        ['gus', { userId: 'gus', mrr: null }, null],
-      ];
-      const firstSeenOfUser = new Map<string, string>();
-      for (const [user, body, mrr] of registrations) {
-        const registered = await api(project, 'POST', '/users/register', body);
-        expect(registered.mrr).toBe(mrr);
-        // The first registration fixes first_seen_at; later ones keep it.
-        expect(registered.first_seen_at).toBe(firstSeenOfUser.get(user) ?? registered.first_seen_at);
-        firstSeenOfUser.set(user, registered.first_seen_at);
-        firstSeen.set(expected.length, registered.first_seen_at);
-        expected.push(fact('sdk_user_registered', { user_id: user, mrr }));
-      }
+    // SDK users: each call is a fact with the MRR after it (omitted keeps it, null clears it).
+    const registrations: [string, Record<string, unknown>, number | null][] = [
+      ['erin', { userId: 'erin', mrr: 10 }, 10],
+      ['erin', { userId: 'erin', mrr: 25.5 }, 25.5],
+      ['erin', { userId: 'erin' }, 25.5],
+      ['erin', { userId: 'erin', mrr: null }, null],
+      ['erin', { user_id: 'erin', mrr: 0 }, 0],
+      ['fay', { userId: 'fay' }, null],
+      ['gus', { userId: 'gus', mrr: null }, null],
+    ];
+    const firstSeenOfUser = new Map<string, string>();
+    for (const [user, body, mrr] of registrations) {
+      const registered = await api(project, 'POST', '/users/register', body);
+      expect(registered.mrr).toBe(mrr);
+      // The first registration fixes first_seen_at; later ones keep it.
+      expect(registered.first_seen_at).toBe(firstSeenOfUser.get(user) ?? registered.first_seen_at);
+      firstSeenOfUser.set(user, registered.first_seen_at);
+      firstSeen.set(expected.length, registered.first_seen_at);
+      expected.push(fact('sdk_user_registered', { user_id: user, mrr }));
+    }
 
-      // Status changes (a PATCH that keeps the status changes nothing: no fact).
-      await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'approved' });
-      expected.push(fact('feedback_status_changed', { feedback_id: f1.id, status: 'approved', previous_status: 'pending' }));
-      await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'in_progress' });
-      expected.push(
-        fact('feedback_status_changed', { feedback_id: f1.id, status: 'in_progress', previous_status: 'approved' }),
-      );
-      await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'in_progress' });
+    // Status changes (a PATCH that keeps the status changes nothing: no fact).
+    await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'approved' });
+    expected.push(fact('feedback_status_changed', { feedback_id: f1.id, status: 'approved', previous_status: 'pending' }));
+    await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'in_progress' });
+    expected.push(fact('feedback_status_changed', { feedback_id: f1.id, status: 'in_progress', previous_status: 'approved' }));
+    await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'in_progress' });
 
-      // A second item, voted on, then merged into the first.
-      const f2 = await createFeedback(server, project, { userId: 'hal', category: 'improvement' });
-      expected.push(
-        fact('feedback_created', { feedback_id: f2.id, user_id: 'hal', category: 'improvement', status: 'pending' }),
-        fact('vote_added', { feedback_id: f2.id, user_id: 'hal' }),
-      );
-      await api(project, 'POST', `/feedbacks/${f2.id}/votes`, { userId: 'bob' });
-      expected.push(fact('vote_added', { feedback_id: f2.id, user_id: 'bob' }));
-      const merged = await admin(project, 'POST', `/feedbacks/${f2.id}/merge`, { intoId: f1.id });
-      expect(merged.merged_into_id).toBe(f1.id);
-      expected.push(fact('feedback_merged', { feedback_id: f2.id, merged_into_id: f1.id }));
-      await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'completed' });
-      expected.push(
-        fact('feedback_status_changed', { feedback_id: f1.id, status: 'completed', previous_status: 'in_progress' }),
-      );
+    // A second item, voted on, then merged into the first.
+    const f2 = await createFeedback(server, project, { userId: 'hal', category: 'improvement' });
+    expected.push(
+      fact('feedback_created', { feedback_id: f2.id, user_id: 'hal', category: 'improvement', status: 'pending' }),
+      fact('vote_added', { feedback_id: f2.id, user_id: 'hal' }),
+    );
+    await api(project, 'POST', `/feedbacks/${f2.id}/votes`, { userId: 'bob' });
+    expected.push(fact('vote_added', { feedback_id: f2.id, user_id: 'bob' }));
+    const merged = await admin(project, 'POST', `/feedbacks/${f2.id}/merge`, { intoId: f1.id });
+    expect(merged.merged_into_id).toBe(f1.id);
+    expected.push(fact('feedback_merged', { feedback_id: f2.id, merged_into_id: f1.id }));
+    await admin(project, 'PATCH', `/feedbacks/${f1.id}`, { status: 'completed' });
+    expected.push(fact('feedback_status_changed', { feedback_id: f1.id, status: 'completed', previous_status: 'in_progress' }));
 
-      const rows = await settledFacts(project.id, expected.length);
-      expect(rows.map(content)).toEqual(expected);
-      expectWellFormed(rows);
-      rows.forEach((row, i) => {
-        const first = firstSeen.get(i);
-        if (first === undefined) expect(row.first_seen_at, `first_seen_at of fact ${i}`).toBeNull();
-        else expect(isoOf(row.first_seen_at ?? ''), `first_seen_at of fact ${i}`).toBe(first);
-      });
-      // Per entity, the facts keep the order of the calls too (implied above; said explicitly).
-      for (const id of [f1.id, f2.id]) {
-        expect(rows.filter((row) => row.feedback_id === id).map(content)).toEqual(
-          expected.filter((row) => row.feedback_id === id),
-        );
-      }
-      expect(await outboxCount()).toBe(0);
-    },
-  );
+    const rows = await settledFacts(project.id, expected.length);
+    expect(rows.map(content)).toEqual(expected);
+    expectWellFormed(rows);
+    rows.forEach((row, i) => {
+      const first = firstSeen.get(i);
+      if (first === undefined) expect(row.first_seen_at, `first_seen_at of fact ${i}`).toBeNull();
+      else expect(isoOf(row.first_seen_at ?? ''), `first_seen_at of fact ${i}`).toBe(first);
+    });
+    // Per entity, the facts keep the order of the calls too (implied above; said explicitly).
+    for (const id of [f1.id, f2.id]) {
+      expect(rows.filter((row) => row.feedback_id === id).map(content)).toEqual(expected.filter((row) => row.feedback_id === id));
+    }
+    expect(await outboxCount()).toBe(0);
+  });
 
   it.skipIf(redis && !withRedis)('rejected writes (409, 403, 400) record no fact', async () => {
     const project = await createProject(server, { plan: 'pro' });
@@ -249,9 +240,7 @@ describe.each([
     await api(project, 'POST', `/feedbacks/${randomUUID()}/comments`, { content: 'hi', userId: 'kim' }, 404);
     // 403: voting closed on a rejected item (its status change is a fact; the refused vote is not).
     await admin(project, 'PATCH', `/feedbacks/${feedback.id}`, { status: 'rejected', rejectionReason: 'out of scope' });
-    expected.push(
-      fact('feedback_status_changed', { feedback_id: feedback.id, status: 'rejected', previous_status: 'pending' }),
-    );
+    expected.push(fact('feedback_status_changed', { feedback_id: feedback.id, status: 'rejected', previous_status: 'pending' }));
     await api(project, 'POST', `/feedbacks/${feedback.id}/votes`, { userId: 'kim' }, 403);
 
     // 403: an archived project takes no writes to feedback.

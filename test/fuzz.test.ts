@@ -155,9 +155,14 @@ function plausibleNotNull(schema: Schema, ids: string[]): fc.Arbitrary<unknown> 
             .date({ min: new Date(Date.now() - 3 * 365 * 86_400_000), max: new Date(Date.now() + 86_400_000), noInvalidDate: true })
             .map((d) => d.toISOString());
         case 'date':
-          return fc.date({ min: new Date('1990-01-01'), max: new Date('2120-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+          return fc
+            .date({ min: new Date('1990-01-01'), max: new Date('2120-01-01'), noInvalidDate: true })
+            .map((d) => d.toISOString().slice(0, 10));
         case 'uri':
-          return fc.oneof(fc.webUrl(), fc.constantFrom('http://127.0.0.1:9/hook', 'https://hooks.slack.com/services/x', 'ftp://example.com', 'example.com'));
+          return fc.oneof(
+            fc.webUrl(),
+            fc.constantFrom('http://127.0.0.1:9/hook', 'https://hooks.slack.com/services/x', 'ftp://example.com', 'example.com'),
+          );
         default:
           if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern));
           return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? MAX_GENERATED, MAX_GENERATED) });
@@ -195,30 +200,42 @@ const fieldValue = (schema: Schema, ids: string[], strings: fc.Arbitrary<string>
  */
 function bodyOf(schema: Schema, ids: string[], strings: fc.Arbitrary<string>, hostileWeight: number): fc.Arbitrary<unknown> {
   const fields = Object.entries(schema.properties ?? {}).map(([name, field]) =>
-    fc.record({
-      present: fc.nat(9).map((n) => n < 8),
-      snake: fc.boolean(),
-      value: fieldValue(resolve<Schema>(field), ids, strings, hostileWeight),
-    }).map((f) => ({ name: f.snake ? camelToSnake(name) : name, ...f })),
+    fc
+      .record({
+        present: fc.nat(9).map((n) => n < 8),
+        snake: fc.boolean(),
+        value: fieldValue(resolve<Schema>(field), ids, strings, hostileWeight),
+      })
+      .map((f) => ({ name: f.snake ? camelToSnake(name) : name, ...f })),
   );
-  const object = fc.tuple(fc.tuple(...fields), fc.dictionary(strings, hostileValue(strings), { maxKeys: 2 }), fc.nat(9)).map(([parts, extra, roll]) => {
-    const body: Record<string, unknown> = roll === 0 ? { ...extra } : {};
-    for (const part of parts) if (part.present) body[part.name] = part.value;
-    return body;
-  });
+  const object = fc
+    .tuple(fc.tuple(...fields), fc.dictionary(strings, hostileValue(strings), { maxKeys: 2 }), fc.nat(9))
+    .map(([parts, extra, roll]) => {
+      const body: Record<string, unknown> = roll === 0 ? { ...extra } : {};
+      for (const part of parts) if (part.present) body[part.name] = part.value;
+      return body;
+    });
   return fc.oneof(
     { weight: 12, arbitrary: object },
     { weight: 1, arbitrary: hostileValue(strings) },
     {
       weight: 1,
-      arbitrary: fc.constantFrom('{', '{"a":}', '[1,2', 'nul', '{"title":"x",}', '\u0000', '', '{"__proto__":{"x":1}}').map((raw) => new RawBody(raw)),
+      arbitrary: fc
+        .constantFrom('{', '{"a":}', '[1,2', 'nul', '{"title":"x",}', '\u0000', '', '{"__proto__":{"x":1}}')
+        .map((raw) => new RawBody(raw)),
     },
   );
 }
 
 /** A query string: each documented parameter absent, plausible, hostile, in its other casing, or repeated. */
-function queryOf(parameters: OpenAPIV3.ParameterObject[], ids: string[], strings: fc.Arbitrary<string>, hostileWeight: number): fc.Arbitrary<string> {
-  const asText = (value: unknown) => (Array.isArray(value) ? value.map(String).join(',') : typeof value === 'string' ? value : JSON.stringify(value));
+function queryOf(
+  parameters: OpenAPIV3.ParameterObject[],
+  ids: string[],
+  strings: fc.Arbitrary<string>,
+  hostileWeight: number,
+): fc.Arbitrary<string> {
+  const asText = (value: unknown) =>
+    Array.isArray(value) ? value.map(String).join(',') : typeof value === 'string' ? value : JSON.stringify(value);
   const one = (parameter: OpenAPIV3.ParameterObject) =>
     fc.record({
       mode: fc.constantFrom('absent', 'absent', 'given', 'given', 'other-casing', 'repeated'),
@@ -287,7 +304,8 @@ afterAll(async () => {
 async function postgresState(): Promise<Record<string, string>> {
   const { sql } = server;
   const parts = tables.map(
-    (table) => sql`select ${table}::text as name, count(*)::text || ':' || md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${sql(table)} t`,
+    (table) =>
+      sql`select ${table}::text as name, count(*)::text || ':' || md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${sql(table)} t`,
   );
   const query = parts.slice(1).reduce((all, part) => sql`${all} union all ${part}`, parts[0]!);
   const rows = await sql<{ name: string; digest: string }[]>`${query}`;
@@ -295,7 +313,9 @@ async function postgresState(): Promise<Record<string, string>> {
 }
 
 async function projectEvents(): Promise<number> {
-  const [row] = await server.clickhouseRows<{ n: string }>('SELECT count() AS n FROM events WHERE project_id = {p:UUID}', { p: project.id });
+  const [row] = await server.clickhouseRows<{ n: string }>('SELECT count() AS n FROM events WHERE project_id = {p:UUID}', {
+    p: project.id,
+  });
   return Number(row?.n ?? 0);
 }
 
@@ -312,7 +332,11 @@ function concretePath(operation: FuzzedOperation): string {
 }
 
 const credentialOf = (credential: Credential) =>
-  credential === 'key' ? { apiKey: project.apiKey } : credential === 'admin' ? { bearer: account.adminToken } : { bearer: server.operatorToken };
+  credential === 'key'
+    ? { apiKey: project.apiKey }
+    : credential === 'admin'
+      ? { bearer: account.adminToken }
+      : { bearer: server.operatorToken };
 
 const ids = () => [...feedbackIds, project.id, expendable.id, account.id, otherAccount.id];
 
@@ -366,26 +390,36 @@ const operations = fuzzedOperations();
 describe('no 5xx, the SPEC error body, nothing stored: generated requests on every operation with a body or query', () => {
   it('covers every JSON body and every query parameter of the document', () => {
     expect(operations.filter((o) => o.body).length).toBeGreaterThanOrEqual(18);
-    expect(operations.flatMap((o) => o.query.map((p) => p.name))).toEqual(expect.arrayContaining(['includeMerged', 'measures', 'date_from', 'cursor']));
+    expect(operations.flatMap((o) => o.query.map((p) => p.name))).toEqual(
+      expect.arrayContaining(['includeMerged', 'measures', 'date_from', 'cursor']),
+    );
   });
 
   for (const operation of operations) {
-    it(`${operation.method} ${operation.path}`, async () => {
-      await fc.assert(
-        fc.asyncProperty(requestsFor(operation, hostileString, 2), (request) => check(operation, request)),
-        { numRuns: RUNS },
-      );
-    }, PROPERTY_TIMEOUT_MS);
+    it(
+      `${operation.method} ${operation.path}`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(requestsFor(operation, hostileString, 2), (request) => check(operation, request)),
+          { numRuns: RUNS },
+        );
+      },
+      PROPERTY_TIMEOUT_MS,
+    );
   }
 });
 
 describe('lone surrogates and NUL anywhere: a 4xx, never a 5xx', () => {
   for (const operation of operations) {
-    it(`${operation.method} ${operation.path}`, async () => {
-      await fc.assert(
-        fc.asyncProperty(requestsFor(operation, surrogateOrNul, 6), (request) => check(operation, request)),
-        { numRuns: SURROGATE_RUNS },
-      );
-    }, PROPERTY_TIMEOUT_MS);
+    it(
+      `${operation.method} ${operation.path}`,
+      async () => {
+        await fc.assert(
+          fc.asyncProperty(requestsFor(operation, surrogateOrNul, 6), (request) => check(operation, request)),
+          { numRuns: SURROGATE_RUNS },
+        );
+      },
+      PROPERTY_TIMEOUT_MS,
+    );
   }
 });

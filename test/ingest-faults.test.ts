@@ -36,7 +36,6 @@ import { startTestServer, TEST_REDIS_URL, type TestServer } from './helpers/serv
 
 const withRedis = await redisAvailable();
 
-
 /** A redis-server of the test's own, with an fsync-always AOF so a SIGKILL loses nothing written. */
 class OwnRedis {
   child: ChildProcess | undefined;
@@ -54,12 +53,18 @@ class OwnRedis {
     const child = spawn(
       'redis-server',
       [
-        '--port', String(this.port),
-        '--bind', '127.0.0.1',
-        '--dir', this.dir,
-        '--save', '',
-        '--appendonly', 'yes',
-        '--appendfsync', 'always',
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -58,7 +58,9 @@ describe('metrics dates far out (no 500 from any input)', () => {
   });
 
   it('a window reaching before 2000-01-01 names the parameter; one the plan narrows into range still answers', async () => {
-    const early = await server.request('GET', '/api/v1/metrics/summary?date_from=1999-12-25&date_to=2000-01-05', { apiKey: project.apiKey });
+    const early = await server.request('GET', '/api/v1/metrics/summary?date_from=1999-12-25&date_to=2000-01-05', {
+      apiKey: project.apiKey,
+    });
     expect(early.status).toBe(400);
     expect(early.body.error).toMatchObject({ code: 'METRICS_INVALID_DATE', message: expect.stringMatching(/^date_from must be/) });
     // date_to alone near the start: the default 30-day window would begin in 1999.
@@ -72,7 +74,9 @@ describe('metrics dates far out (no 500 from any input)', () => {
     // The edges themselves are days like any other.
     for (const query of ['date_from=2000-01-01&date_to=2000-01-31', 'date_from=2099-12-01&date_to=2099-12-31']) {
       for (const operation of OPERATIONS) {
-        const response = await server.request('GET', `/api/v1/metrics/${operation}?${query}${EXTRA[operation]}`, { apiKey: project.apiKey });
+        const response = await server.request('GET', `/api/v1/metrics/${operation}?${query}${EXTRA[operation]}`, {
+          apiKey: project.apiKey,
+        });
         expect(response.status, `${operation}?${query}: ${JSON.stringify(response.body)}`).toBe(200);
       }
     }

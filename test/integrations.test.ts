@@ -168,7 +168,10 @@ describe('POST /api/v1/projects/:id/integrations', () => {
 
   it('402 with the SPEC error body on the Free plan, before the body is read', async () => {
     const project = await createProject(server, { plan: 'free' });
-    for (const body of [{ kind: 'slack', url: SLACK_URL }, { kind: 'webhook', url: 'ftp://nope' }]) {
+    for (const body of [
+      { kind: 'slack', url: SLACK_URL },
+      { kind: 'webhook', url: 'ftp://nope' },
+    ]) {
       const response = await post(project, body);
       expect(response.status).toBe(402);
       expect(response.body).toEqual({ error: true, reason: 'integrations require the Pro or Team plan' });

@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createAccount,
-  createFeedback,
-  createProject,
-  setPlan,
-  type TestAccount,
-  type TestProject,
-} from './helpers/factories.js';
+import { createAccount, createFeedback, createProject, setPlan, type TestAccount, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 import { errorBody, MISSING_ID } from './helpers/expect.js';
 
@@ -506,8 +499,7 @@ describe('POST /api/v1/projects/:id/api-keys (rotation)', () => {
 
   it('rotating twice invalidates both earlier keys', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const rotate = () =>
-      server.request('POST', `/api/v1/projects/${project.id}/api-keys`, { bearer: project.account.adminToken });
+    const rotate = () => server.request('POST', `/api/v1/projects/${project.id}/api-keys`, { bearer: project.account.adminToken });
     const second: string = (await rotate()).body.api_key;
     const third: string = (await rotate()).body.api_key;
     expect((await server.request('GET', '/api/v1/feedbacks', { apiKey: project.apiKey })).status).toBe(401);

@@ -275,7 +275,11 @@ describe('a member’s admin token', () => {
     expect((await server.request('GET', `/api/v1/projects/${created.body.id}`, { bearer: account.adminToken })).status).toBe(200);
 
     const foreign = await createProject(server, { plan: 'team' });
-    for (const path of [`/api/v1/projects/${foreign.id}`, `/api/v1/projects/${foreign.id}/members`, `/api/v1/projects/${foreign.id}/feedbacks`]) {
+    for (const path of [
+      `/api/v1/projects/${foreign.id}`,
+      `/api/v1/projects/${foreign.id}/members`,
+      `/api/v1/projects/${foreign.id}/feedbacks`,
+    ]) {
       const response = await server.request('GET', path, { bearer });
       expect(response.status, path).toBe(403);
       expect(response.body).toEqual(errorBody);

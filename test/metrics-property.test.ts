@@ -171,7 +171,7 @@ const scenarioArb = fc.record({
   inserts: fc.integer({ min: 1, max: 3 }),
   query: queryArb,
 });
-type Scenario = (typeof scenarioArb) extends fc.Arbitrary<infer T> ? T : never;
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
 
 // ---------------------------------------------------------------------------------------------
 // The model: events and facts as stored, and plain recomputations of every answer.
@@ -231,7 +231,9 @@ function buildModel(s: Scenario, todayMs: number, nowMs: number): Model {
   const items = s.feedback.map((f, i) => ({ id: `00000000-0000-4000-a000-${hex(i + 1, 12)}`, createdUs: dayStartUs(f.day) + f.time }));
   s.feedback.forEach((f, i) => {
     const item = items[i]!;
-    drafts.push(draft('feedback_created', item.createdUs, { feedbackId: item.id, user: f.creator, category: f.category, status: 'pending' }));
+    drafts.push(
+      draft('feedback_created', item.createdUs, { feedbackId: item.id, user: f.creator, category: f.category, status: 'pending' }),
+    );
     // The creator's vote, recorded with the item (as the feedback repository does).
     drafts.push(draft('vote_added', item.createdUs, { feedbackId: item.id, user: f.creator }));
     let status = 'pending';
@@ -278,7 +280,13 @@ const byTimeThenId = (a: ModelFact, b: ModelFact) => a.atUs - b.atUs || a.id - b
 type Win = {
   startMs: number;
   endMs: number;
-  echo: { event_scope: 'all' | 'predefined_only'; retention_clamped: boolean; retention_window_days: number; date_from: string; date_to: string };
+  echo: {
+    event_scope: 'all' | 'predefined_only';
+    retention_clamped: boolean;
+    retention_window_days: number;
+    date_from: string;
+    date_to: string;
+  };
 };
 
 /** The applied window of a request (SPEC 8.3): default the 30 days ending today, clamped keeping date_to. */
@@ -403,7 +411,13 @@ function propertyValue(event: ModelEvent, key: string): string | null {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-function eventBreakdown(model: Model, names: Set<string> | null, win: Win, keyOf: (e: ModelEvent) => string | null, measures: readonly Measure[]): Row[] {
+function eventBreakdown(
+  model: Model,
+  names: Set<string> | null,
+  win: Win,
+  keyOf: (e: ModelEvent) => string | null,
+  measures: readonly Measure[],
+): Row[] {
   const groups = new Map<string | null, ModelEvent[]>();
   for (const e of model.events) {
     if (e.atMs < win.startMs || e.atMs >= win.endMs || (names !== null && !names.has(e.name))) continue;
@@ -412,7 +426,10 @@ function eventBreakdown(model: Model, names: Set<string> | null, win: Win, keyOf
   }
   return [...groups].map(([key, events]) => ({
     key,
-    measures: pick({ event_count: events.length, unique_event_users: new Set(events.map((e) => e.user)).size } as Record<Measure, number>, measures),
+    measures: pick(
+      { event_count: events.length, unique_event_users: new Set(events.map((e) => e.user)).size } as Record<Measure, number>,
+      measures,
+    ),
   }));
 }
 
@@ -553,7 +570,12 @@ async function load(s: Scenario, ingestion: 'direct' | 'http'): Promise<Run> {
     todayMs,
     surfaces: [
       { name: 'key', base: '/api/v1/metrics', auth: { apiKey: project.apiKey }, measures: KEY_SURFACE },
-      { name: 'admin', base: `/api/v1/projects/${project.id}/metrics`, auth: { bearer: project.account.adminToken }, measures: ADMIN_SURFACE },
+      {
+        name: 'admin',
+        base: `/api/v1/projects/${project.id}/metrics`,
+        auth: { bearer: project.account.adminToken },
+        measures: ADMIN_SURFACE,
+      },
     ],
     dates,
     win: windowOf(dates, s.plan, todayMs),

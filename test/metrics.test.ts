@@ -96,17 +96,25 @@ describe('metrics over events', () => {
   });
 
   it('timeseries: every bucket present, zero-filled, in order', async () => {
-    const r = await server.request('GET', `/api/v1/metrics/timeseries?date_from=${daysAgo(3)}&date_to=${today()}&measures=event_count,unique_event_users`, {
-      apiKey: team.apiKey,
-    });
+    const r = await server.request(
+      'GET',
+      `/api/v1/metrics/timeseries?date_from=${daysAgo(3)}&date_to=${today()}&measures=event_count,unique_event_users`,
+      {
+        apiKey: team.apiKey,
+      },
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.interval).toBe('day');
     expect(r.body.buckets.map((b: any) => b.start)).toEqual([3, 2, 1, 0].map((n) => `${daysAgo(n)}T00:00:00.000Z`));
     expect(r.body.buckets.map((b: any) => b.measures.event_count)).toEqual([0, 2, 2, 0]);
     expect(r.body.buckets.map((b: any) => b.measures.unique_event_users)).toEqual([0, 2, 2, 0]);
-    const hourly = await server.request('GET', `/api/v1/metrics/timeseries?interval=hour&date_from=${daysAgo(1)}&date_to=${daysAgo(1)}&measures=event_count`, {
-      apiKey: team.apiKey,
-    });
+    const hourly = await server.request(
+      'GET',
+      `/api/v1/metrics/timeseries?interval=hour&date_from=${daysAgo(1)}&date_to=${daysAgo(1)}&measures=event_count`,
+      {
+        apiKey: team.apiKey,
+      },
+    );
     expect(hourly.body.buckets).toHaveLength(24);
     expect(hourly.body.buckets[12].measures.event_count).toBe(2);
   });
@@ -120,9 +128,13 @@ describe('metrics over events', () => {
       { key: 'feedback_list', measures: { event_count: 3, unique_event_users: 2 } },
       { key: 'custom_open', measures: { event_count: 1, unique_event_users: 1 } },
     ]);
-    const byProperty = await server.request('GET', `/api/v1/metrics/breakdown?dimension=property.plan&date_from=${daysAgo(10)}&measures=event_count`, {
-      apiKey: team.apiKey,
-    });
+    const byProperty = await server.request(
+      'GET',
+      `/api/v1/metrics/breakdown?dimension=property.plan&date_from=${daysAgo(10)}&measures=event_count`,
+      {
+        apiKey: team.apiKey,
+      },
+    );
     expect(byProperty.body.rows).toEqual([
       { key: 'pro', measures: { event_count: 2 } },
       { key: 'free', measures: { event_count: 1 } },
@@ -195,7 +207,10 @@ describe('admin surface: feedback, SDK users and revenue', () => {
       await server.request('POST', `/api/v1/feedbacks/${item.id}/votes`, { apiKey: project.apiKey, body: { userId } });
     }
     await server.request('DELETE', `/api/v1/feedbacks/${item.id}/votes`, { apiKey: project.apiKey, body: { userId: 'u3' } });
-    await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, { apiKey: project.apiKey, body: { userId: 'u2', content: 'hi' } });
+    await server.request('POST', `/api/v1/feedbacks/${item.id}/comments`, {
+      apiKey: project.apiKey,
+      body: { userId: 'u2', content: 'hi' },
+    });
     await server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId: 'u1', mrr: 10 } });
     await server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId: 'u2', mrr: 5 } });
     await server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId: 'u2', mrr: 7.5 } });
@@ -245,9 +260,13 @@ describe('events feed paging under concurrent inserts', () => {
     {
       let cursor: string | null = null;
       do {
-        const page: any = await server.request('GET', `/api/v1/metrics/events?limit=1000&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`, {
-          apiKey: project.apiKey,
-        });
+        const page: any = await server.request(
+          'GET',
+          `/api/v1/metrics/events?limit=1000&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`,
+          {
+            apiKey: project.apiKey,
+          },
+        );
         for (const event of page.body.events) before.add(event.id);
         cursor = page.body.next_cursor;
       } while (cursor);
@@ -258,9 +277,13 @@ describe('events feed paging under concurrent inserts', () => {
     let cursor: string | null = null;
     let round = 0;
     do {
-      const page: any = await server.request('GET', `/api/v1/metrics/events?limit=25&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`, {
-        apiKey: project.apiKey,
-      });
+      const page: any = await server.request(
+        'GET',
+        `/api/v1/metrics/events?limit=25&date_from=${daysAgo(10)}${cursor ? `&cursor=${cursor}` : ''}`,
+        {
+          apiKey: project.apiKey,
+        },
+      );
       expect(page.status).toBe(200);
       seen.push(...page.body.events.map((e: any) => e.id));
       cursor = page.body.next_cursor;
@@ -275,4 +298,3 @@ describe('events feed paging under concurrent inserts', () => {
     for (const id of before) expect(seen).toContain(id);
   });
 });
-

@@ -189,9 +189,9 @@ describe('migratePostgres', () => {
     await writeFile(path.join(dir, '999_broken.sql'), 'create table half_done (id int);\nselect * from no_such_table;\n');
 
     await expect(migratePostgres(db.sql, dir)).rejects.toThrow(/no_such_table/);
-    const firstTables = [...(await readFile(path.join(dir, firstFile), 'utf8')).matchAll(/create table (?:if not exists )?([a-z_][a-z0-9_]*)/gi)].map(
-      (match) => match[1] as string,
-    );
+    const firstTables = [
+      ...(await readFile(path.join(dir, firstFile), 'utf8')).matchAll(/create table (?:if not exists )?([a-z_][a-z0-9_]*)/gi),
+    ].map((match) => match[1] as string);
     const rolledBack = ['schema_migrations', 'half_done', ...firstTables];
     expect(firstTables.length).toBeGreaterThan(0);
     expect(await missingTables(db.sql, rolledBack)).toEqual(rolledBack);

@@ -116,7 +116,13 @@ describe.each([
       let deliveries = await settledDeliveries(server, project);
       expect(deliveries.map((d) => d.status)).toEqual(Array(5).fill('delivered'));
       expect(deliveries.map((d) => `${d.channel}:${d.recipient}`).sort()).toEqual(
-        [`email:${addr('member1')}`, `email:${addr('member2')}`, `slack:${slackIntegration.id}`, `webhook:${hook.id}`, expect.stringMatching(/^discord:/)].sort(),
+        [
+          `email:${addr('member1')}`,
+          `email:${addr('member2')}`,
+          `slack:${slackIntegration.id}`,
+          `webhook:${hook.id}`,
+          expect.stringMatching(/^discord:/),
+        ].sort(),
       );
       expect(slack.accepted).toHaveLength(1);
       expect(slack.accepted[0]!.body.text).toContain('*Acme app*: New feature request: Dark &lt;b&gt;mode&lt;/b&gt; &amp; more');
@@ -266,7 +272,11 @@ describe.each([
       'webhook feedback.created delivered',
       'webhook feedback.status_changed delivered',
     ]);
-    expect(verifiedBodies(webhook, secret).map((b) => b.type).sort()).toEqual(['feedback.created', 'feedback.status_changed']);
+    expect(
+      verifiedBodies(webhook, secret)
+        .map((b) => b.type)
+        .sort(),
+    ).toEqual(['feedback.created', 'feedback.status_changed']);
     expect(smtp.messages.filter((m) => JSON.stringify(m.to).includes(tag))).toHaveLength(0);
 
     await setPlan(server, project.account, 'free');

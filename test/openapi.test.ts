@@ -165,10 +165,13 @@ describe('the OpenAPI document', () => {
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
       if (path.startsWith('/admin/')) expect(schemes, `${method} ${path}`).toEqual(['OperatorToken']);
       else if (path.startsWith('/projects')) expect(schemes, `${method} ${path}`).toEqual(['AdminToken']);
-      else if (['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) || path.startsWith('/docs') || path.startsWith('/unsubscribe/')) {
+      else if (
+        ['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) ||
+        path.startsWith('/docs') ||
+        path.startsWith('/unsubscribe/')
+      ) {
         expect(schemes, `${method} ${path}`).toEqual([]);
-      }
-      else expect(schemes, `${method} ${path}`).toEqual(['ApiKeyAuth']);
+      } else expect(schemes, `${method} ${path}`).toEqual(['ApiKeyAuth']);
     }
   });
 
@@ -270,15 +273,21 @@ describe('the response check of the test helpers', () => {
     expect(validator.check(json(200, { ...feedback, voteCount: 1 })).join()).toMatch(/must NOT have additional properties.*voteCount/);
     expect(validator.check(json(200, { ...feedback, vote_count: '1' })).join()).toMatch(/\/vote_count must be integer/);
     expect(validator.check(json(200, { ...feedback, title: null })).join()).toMatch(/\/title must be string/);
-    expect(validator.check(json(200, { ...feedback, status: 'done' })).join()).toMatch(/\/status must be equal to one of the allowed values/);
-    expect(validator.check(json(200, { ...feedback, created_at: 'yesterday' })).join()).toMatch(/\/created_at must match format "date-time"/);
+    expect(validator.check(json(200, { ...feedback, status: 'done' })).join()).toMatch(
+      /\/status must be equal to one of the allowed values/,
+    );
+    expect(validator.check(json(200, { ...feedback, created_at: 'yesterday' })).join()).toMatch(
+      /\/created_at must match format "date-time"/,
+    );
     // SPEC 7.1 vs 7.2: the metrics body is not the server-wide one.
     expect(validator.check(json(404, { error: { code: 'METRICS_INVALID_DATE', message: 'x' } })).join()).toMatch(/\/error must be boolean/);
     expect(validator.check(json(404, { error: true, reason: 'x', code: 'X' })).join()).toMatch(/additional properties/);
   });
 
   it('refuses an undocumented status, Content-Type or route, and a body that is not JSON', () => {
-    expect(validator.check(json(418, { error: true, reason: 'teapot' }, 'GET', '/healthz')).join()).toMatch(/GET \/healthz does not document status 418/);
+    expect(validator.check(json(418, { error: true, reason: 'teapot' }, 'GET', '/healthz')).join()).toMatch(
+      /GET \/healthz does not document status 418/,
+    );
     expect(validator.check({ ...json(200, feedback), headers: new Headers({ 'content-type': 'text/plain' }) }).join()).toMatch(
       /Content-Type text\/plain is not documented \(documented: application\/json\)/,
     );
@@ -287,7 +296,9 @@ describe('the response check of the test helpers', () => {
     expect(validator.check(json(404, { error: true, reason: 'no route' }, 'GET', '/no/such/route'))).toEqual([]);
     // A method the path lacks: the path's `default` (the server-wide body).
     expect(validator.check(json(404, { error: true, reason: 'no route' }, 'PUT'))).toEqual([]);
-    expect(validator.check(json(404, feedback, 'PUT')).join()).toMatch(/PUT \/api\/v1\/feedbacks\/\{id\} \(no such operation; GET's default response\)/);
+    expect(validator.check(json(404, feedback, 'PUT')).join()).toMatch(
+      /PUT \/api\/v1\/feedbacks\/\{id\} \(no such operation; GET's default response\)/,
+    );
   });
 
   it('fails the request: request() throws a message naming the request, status, body and errors', async () => {
@@ -406,12 +417,20 @@ describe('real responses validate against the document', () => {
     await call('get', '/feedbacks/{id}', 200, { apiKey, userId: 'u1', params: { id: feedbackId } });
     await call('get', '/feedbacks/{id}', 404, { apiKey, params: { id: randomUUID() } });
 
-    await call('post', '/feedbacks/{id}/votes', 200, { apiKey, params: { id: feedbackId }, body: { userId: 'voter', notifyStatusChange: true } });
+    await call('post', '/feedbacks/{id}/votes', 200, {
+      apiKey,
+      params: { id: feedbackId },
+      body: { userId: 'voter', notifyStatusChange: true },
+    });
     await call('post', '/feedbacks/{id}/votes', 409, { apiKey, params: { id: feedbackId }, body: { userId: 'voter' } });
     await call('delete', '/feedbacks/{id}/votes', 200, { apiKey, params: { id: feedbackId }, body: { userId: 'voter' } });
     await call('post', '/feedbacks/{id}/votes', 400, { apiKey, params: { id: feedbackId }, body: {} });
 
-    await call('post', '/feedbacks/{id}/comments', 200, { apiKey, params: { id: feedbackId }, body: { content: 'Yes please', userId: 'u3' } });
+    await call('post', '/feedbacks/{id}/comments', 200, {
+      apiKey,
+      params: { id: feedbackId },
+      body: { content: 'Yes please', userId: 'u3' },
+    });
     await call('post', '/feedbacks/{id}/comments', 200, {
       apiKey,
       params: { id: feedbackId },
@@ -517,7 +536,10 @@ describe('real responses validate against the document', () => {
     await call('get', '/projects/{id}/metrics/summary', 401, { params: { id: projectId } });
 
     // Below Pro: narrowed 200s and the 402s.
-    const free = await call('post', '/admin/accounts', 200, { bearer: server.operatorToken, body: { email: `m-${randomUUID()}@example.com` } });
+    const free = await call('post', '/admin/accounts', 200, {
+      bearer: server.operatorToken,
+      body: { email: `m-${randomUUID()}@example.com` },
+    });
     const freeProject = await call('post', '/projects', 200, { bearer: free.body.admin_token, body: { name: 'Free app' } });
     const freeKey = freeProject.body.api_key as string;
     const narrowed = await call('get', '/metrics/summary', 200, { apiKey: freeKey, query: { date_from: daysAgo(100) } });
@@ -530,16 +552,28 @@ describe('real responses validate against the document', () => {
   });
 
   it('suspension: the operator answer and the 403 of the key surfaces', async () => {
-    await call('patch', '/admin/projects/{id}', 200, { bearer: server.operatorToken, params: { id: projectId }, body: { suspended: true } });
+    await call('patch', '/admin/projects/{id}', 200, {
+      bearer: server.operatorToken,
+      params: { id: projectId },
+      body: { suspended: true },
+    });
     try {
       await call('get', '/feedbacks', 403, { apiKey });
       await call('get', '/metrics/summary', 403, { apiKey });
       await call('get', '/metrics/events', 403, { apiKey });
       await call('post', '/events/track', 403, { apiKey, body: { eventName: 'x', userId: 'u' } });
     } finally {
-      await call('patch', '/admin/projects/{id}', 200, { bearer: server.operatorToken, params: { id: projectId }, body: { suspended: false } });
+      await call('patch', '/admin/projects/{id}', 200, {
+        bearer: server.operatorToken,
+        params: { id: projectId },
+        body: { suspended: false },
+      });
     }
-    await call('patch', '/admin/projects/{id}', 404, { bearer: server.operatorToken, params: { id: randomUUID() }, body: { suspended: true } });
+    await call('patch', '/admin/projects/{id}', 404, {
+      bearer: server.operatorToken,
+      params: { id: randomUUID() },
+      body: { suspended: true },
+    });
   });
 
   it('notification deliveries and unsubscribing', async () => {
@@ -553,7 +587,11 @@ describe('real responses validate against the document', () => {
     // The test server has no SMTP_URL (emails become .eml files) and no ALLOW_PRIVATE_WEBHOOKS
     // (a webhook to 127.0.0.1 fails at once): one delivered and one failed delivery.
     await call('post', '/projects/{id}/members', 200, { bearer, params: { id }, body: { email: `member-${randomUUID()}@example.com` } });
-    await call('post', '/projects/{id}/integrations', 200, { bearer, params: { id }, body: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' } });
+    await call('post', '/projects/{id}/integrations', 200, {
+      bearer,
+      params: { id },
+      body: { kind: 'webhook', url: 'http://127.0.0.1:9/hook' },
+    });
     const created = await call('post', '/feedbacks', 200, {
       apiKey: project.body.api_key,
       body: { title: 'Notify me', description: 'x', category: 'other', userId: 'u1' },
@@ -602,7 +640,11 @@ describe('real responses validate against the document', () => {
     const project = await call('post', '/projects', 200, { bearer, body: { name: 'Team app' } });
     const id = project.body.id as string;
 
-    const member = await call('post', '/projects/{id}/members', 200, { bearer, params: { id }, body: { email: `m-${randomUUID()}@example.com` } });
+    const member = await call('post', '/projects/{id}/members', 200, {
+      bearer,
+      params: { id },
+      body: { email: `m-${randomUUID()}@example.com` },
+    });
     await call('post', '/projects/{id}/members', 409, { bearer, params: { id }, body: { email: member.body.email.toUpperCase() } });
     await call('post', '/projects/{id}/members', 400, { bearer, params: { id }, body: { email: 'nope' } });
     await call('get', '/projects/{id}/members', 200, { bearer: member.body.admin_token, params: { id } });
@@ -629,7 +671,11 @@ describe('real responses validate against the document', () => {
       params: { id, integrationId: webhook.body.id },
       body: { events: null, secret: 'a-new-secret-of-enough-length' },
     });
-    await call('patch', '/projects/{id}/integrations/{integrationId}', 400, { bearer, params: { id, integrationId: slack.body.id }, body: {} });
+    await call('patch', '/projects/{id}/integrations/{integrationId}', 400, {
+      bearer,
+      params: { id, integrationId: slack.body.id },
+      body: {},
+    });
     await call('patch', '/projects/{id}/integrations/{integrationId}', 404, {
       bearer,
       params: { id, integrationId: randomUUID() },
@@ -639,8 +685,16 @@ describe('real responses validate against the document', () => {
     await call('delete', '/projects/{id}/integrations/{integrationId}', 404, { bearer, params: { id, integrationId: slack.body.id } });
     await call('get', '/projects/{id}/integrations', 403, { bearer: adminToken, params: { id } });
 
-    await call('patch', '/admin/accounts/{id}', 200, { bearer: server.operatorToken, params: { id: team.body.id }, body: { plan: 'free' } });
-    await call('post', '/projects/{id}/integrations', 402, { bearer, params: { id }, body: { kind: 'slack', url: 'https://hooks.slack.com/x' } });
+    await call('patch', '/admin/accounts/{id}', 200, {
+      bearer: server.operatorToken,
+      params: { id: team.body.id },
+      body: { plan: 'free' },
+    });
+    await call('post', '/projects/{id}/integrations', 402, {
+      bearer,
+      params: { id },
+      body: { kind: 'slack', url: 'https://hooks.slack.com/x' },
+    });
     await call('patch', '/projects/{id}/integrations/{integrationId}', 402, {
       bearer,
       params: { id, integrationId: webhook.body.id },

@@ -66,7 +66,10 @@ async function deadLetterCount(server: TestServer, kind: string): Promise<number
 }
 
 /** A client whose inserts fail as `fail` decides (engine faults); every other call is the real one. */
-function faultyInserts(real: ClickHouseClient, fail: (attempt: number) => Error | undefined): { client: ClickHouseClient; attempts: () => number } {
+function faultyInserts(
+  real: ClickHouseClient,
+  fail: (attempt: number) => Error | undefined,
+): { client: ClickHouseClient; attempts: () => number } {
   let attempts = 0;
   const client = {
     insert: async (params: Parameters<ClickHouseClient['insert']>[0]) => {
@@ -139,58 +142,94 @@ describe.each([
     }
   });
 
-  it.skipIf(redis && !withRedis)('keeps answering tenant B’s /events/track while poison rows of tenant A arrive in the same flushes', async () => {
-    const poisons = Array.from({ length: 10 }, () => poison(tenantA));
-    const before = (await storedIds(server, tenantB.id)).length;
-    const [responses] = await Promise.all([
-      Promise.all(
-        Array.from({ length: 100 }, (_, i) =>
-          server.request('POST', '/api/v1/events/track', { apiKey: tenantB.apiKey, body: { eventName: 'feedback_detail', userId: `b-${i}` } }),
+  it.skipIf(redis && !withRedis)(
+    'keeps answering tenant B’s /events/track while poison rows of tenant A arrive in the same flushes',
+    async () => {
+      const poisons = Array.from({ length: 10 }, () => poison(tenantA));
+      const before = (await storedIds(server, tenantB.id)).length;
+      const [responses] = await Promise.all([
+        Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            server.request('POST', '/api/v1/events/track', {
+              apiKey: tenantB.apiKey,
+              body: { eventName: 'feedback_detail', userId: `b-${i}` },
+            }),
+          ),
         ),
-      ),
-      Promise.all(poisons.map((p) => server.ctx.eventSink.submit([p]))),
-    ]);
-    expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
-    await eventually('tenant B events in ClickHouse', 20_000, async () => (await storedIds(server, tenantB.id)).length >= before + 100);
-    expect(await storedIds(server, tenantB.id)).toHaveLength(before + 100);
-    await eventually('the poison rows in the dead letters', 20_000, async () => (await deadLetters(server, `?project_id=${tenantA.id}`)).total >= 11);
-    expect((await deadLetters(server, `?project_id=${tenantA.id}&kind=event`)).total).toBe(11);
-  });
+        Promise.all(poisons.map((p) => server.ctx.eventSink.submit([p]))),
+      ]);
+      expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
+      await eventually('tenant B events in ClickHouse', 20_000, async () => (await storedIds(server, tenantB.id)).length >= before + 100);
+      expect(await storedIds(server, tenantB.id)).toHaveLength(before + 100);
+      await eventually(
+        'the poison rows in the dead letters',
+        20_000,
+        async () => (await deadLetters(server, `?project_id=${tenantA.id}`)).total >= 11,
+      );
+      expect((await deadLetters(server, `?project_id=${tenantA.id}&kind=event`)).total).toBe(11);
+    },
+  );
 
-  it.skipIf(redis && !withRedis)('dead-letters a row ClickHouse refuses for another reason, sent over HTTP (a duplicate JSON path)', async () => {
-    const tenantC = await createProject(server);
-    const response = await server.request('POST', '/api/v1/events/batch', {
-      apiKey: tenantC.apiKey,
-      body: {
-        events: [
-          { eventName: 'feedback_list', userId: 'c1' },
-          { eventName: 'feedback_list', userId: 'c2', properties: { 'a.b': 1, a: { b: 2 } } },
-          { eventName: 'feedback_list', userId: 'c3' },
-        ],
-      },
-    });
-    expect(response.status, JSON.stringify(response.body)).toBe(200);
-    await eventually('the refused row in the dead letters', 20_000, async () => (await deadLetters(server, `?project_id=${tenantC.id}`)).total === 1);
-    const [letter] = (await deadLetters(server, `?project_id=${tenantC.id}`)).dead_letters;
-    expect(letter).toMatchObject({ kind: 'event', error_code: '117', error_name: 'INCORRECT_DATA' });
-    await eventually('the other two events in ClickHouse', 20_000, async () => (await storedIds(server, tenantC.id)).length === 2);
-  });
+  it.skipIf(redis && !withRedis)(
+    'dead-letters a row ClickHouse refuses for another reason, sent over HTTP (a duplicate JSON path)',
+    async () => {
+      const tenantC = await createProject(server);
+      const response = await server.request('POST', '/api/v1/events/batch', {
+        apiKey: tenantC.apiKey,
+        body: {
+          events: [
+            { eventName: 'feedback_list', userId: 'c1' },
+            { eventName: 'feedback_list', userId: 'c2', properties: { 'a.b': 1, a: { b: 2 } } },
+            { eventName: 'feedback_list', userId: 'c3' },
+          ],
+        },
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      await eventually(
+        'the refused row in the dead letters',
+        20_000,
+        async () => (await deadLetters(server, `?project_id=${tenantC.id}`)).total === 1,
+      );
+      const [letter] = (await deadLetters(server, `?project_id=${tenantC.id}`)).dead_letters;
+      expect(letter).toMatchObject({ kind: 'event', error_code: '117', error_name: 'INCORRECT_DATA' });
+      await eventually('the other two events in ClickHouse', 20_000, async () => (await storedIds(server, tenantC.id)).length === 2);
+    },
+  );
 
   it.skipIf(redis && !withRedis)('dead-letters a fact ClickHouse refuses and relays the other facts of its batch', async () => {
     const tenantD = await createProject(server);
     // The outbox (jsonb) holds any string; ClickHouse refuses this one as a DateTime64.
     await server.sql.begin(async (tx) => {
-      await recordFact(tx, { kind: 'sdk_user_registered', projectId: tenantD.id, userId: 'd1', mrr: 5, firstSeenAt: new Date().toISOString() });
+      await recordFact(tx, {
+        kind: 'sdk_user_registered',
+        projectId: tenantD.id,
+        userId: 'd1',
+        mrr: 5,
+        firstSeenAt: new Date().toISOString(),
+      });
       await recordFact(tx, { kind: 'sdk_user_registered', projectId: tenantD.id, userId: 'd2', mrr: null, firstSeenAt: 'not a time' });
-      await recordFact(tx, { kind: 'sdk_user_registered', projectId: tenantD.id, userId: 'd3', mrr: 7, firstSeenAt: new Date().toISOString() });
+      await recordFact(tx, {
+        kind: 'sdk_user_registered',
+        projectId: tenantD.id,
+        userId: 'd3',
+        mrr: 7,
+        firstSeenAt: new Date().toISOString(),
+      });
     });
     await eventually('the two good facts in ClickHouse', 20_000, async () => {
       const rows = await server.clickhouseRows('SELECT user_id FROM facts WHERE project_id = {p:UUID}', { p: tenantD.id });
       return rows.length === 2;
     });
-    const users = await server.clickhouseRows<{ user_id: string }>('SELECT user_id FROM facts WHERE project_id = {p:UUID} ORDER BY user_id', { p: tenantD.id });
+    const users = await server.clickhouseRows<{ user_id: string }>(
+      'SELECT user_id FROM facts WHERE project_id = {p:UUID} ORDER BY user_id',
+      { p: tenantD.id },
+    );
     expect(users.map((row) => row.user_id)).toEqual(['d1', 'd3']);
-    await eventually('the refused fact in the dead letters', 20_000, async () => (await deadLetters(server, `?project_id=${tenantD.id}&kind=fact`)).total === 1);
+    await eventually(
+      'the refused fact in the dead letters',
+      20_000,
+      async () => (await deadLetters(server, `?project_id=${tenantD.id}&kind=fact`)).total === 1,
+    );
     const [letter] = (await deadLetters(server, `?project_id=${tenantD.id}&kind=fact`)).dead_letters;
     expect(letter).toMatchObject({ kind: 'fact', error_name: 'CANNOT_PARSE_DATETIME' });
     expect(JSON.parse(letter!.payload)).toMatchObject({ user_id: 'd2', first_seen_at: 'not a time' });
@@ -255,7 +294,9 @@ describe('the EventWriter isolating refused rows', () => {
     await expect(new EventWriter(down.client, storeOf(server)).write(batch, `events:test:${uuidv7()}`)).rejects.toThrow(/ECONNREFUSED/);
     expect(down.attempts()).toBe(1);
     const timeout = faultyInserts(server.clickhouse, () => engineError('159', 'TIMEOUT_EXCEEDED'));
-    await expect(new EventWriter(timeout.client, storeOf(server)).write(batch, `events:test:${uuidv7()}`)).rejects.toMatchObject({ code: '159' });
+    await expect(new EventWriter(timeout.client, storeOf(server)).write(batch, `events:test:${uuidv7()}`)).rejects.toMatchObject({
+      code: '159',
+    });
     expect(timeout.attempts()).toBe(1);
     expect(await deadLetterCount(server, 'event')).toBe(counted);
     const stored = await storedIds(server, tenantB.id);
@@ -265,7 +306,9 @@ describe('the EventWriter isolating refused rows', () => {
   it('does not acknowledge a batch whose dead letters cannot be recorded', async () => {
     const batch = [event(tenantB), poison(tenantA)];
     const failing = { record: async () => Promise.reject(new Error('PostgreSQL unavailable')) };
-    await expect(new EventWriter(server.clickhouse, failing).write(batch, `events:test:${uuidv7()}`)).rejects.toThrow(/PostgreSQL unavailable/);
+    await expect(new EventWriter(server.clickhouse, failing).write(batch, `events:test:${uuidv7()}`)).rejects.toThrow(
+      /PostgreSQL unavailable/,
+    );
   });
 
   it('the FactWriter isolates a refused fact the same way', async () => {

@@ -147,7 +147,10 @@ describe('docker-compose.yml', () => {
     const scripts = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts;
     expect(api.command?.join(' ')).toBe(scripts.start);
     expect(worker.command?.join(' ')).toBe(scripts.worker);
-    for (const [name, service] of [['api', api], ['worker', worker]] as const) {
+    for (const [name, service] of [
+      ['api', api],
+      ['worker', worker],
+    ] as const) {
       expect(service.build, `${name} is built from the Dockerfile`).toBeDefined();
       const env = service.environment ?? {};
       expect(env.DATABASE_URL).toMatch(/^postgres:\/\/feedback:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\/feedback$/);
@@ -297,7 +300,9 @@ describe('CLICKHOUSE_CLUSTER', () => {
     expect(applied).toEqual(await migrationNames(CLICKHOUSE_CLUSTER_MIGRATIONS_DIR));
     const [ledger, ...statements] = commands;
     expect(ledger).toMatch(new RegExp(`CREATE TABLE IF NOT EXISTS schema_migrations ON CLUSTER '${CLUSTER}'`));
-    expect(ledger).toContain("ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{database}/schema_migrations', '{shard}-{replica}')");
+    expect(ledger).toContain(
+      "ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{database}/schema_migrations', '{shard}-{replica}')",
+    );
     expect(statements.length).toBeGreaterThanOrEqual(applied.length);
     for (const statement of statements) {
       expect(statement).toContain(`ON CLUSTER '${CLUSTER}'`);
@@ -455,7 +460,10 @@ describe('sql/clickhouse/cluster: the cluster variant of the ClickHouse migratio
       const expected = singleColumns.filter((c) => c.table === table).map(({ table: _, ...c }) => c);
       // The Distributed table (here its stand-in) that the service queries, and the replicated one under it.
       for (const name of [table, `${table}_local`]) {
-        expect(clusterColumns.filter((c) => c.table === name).map(({ table: _, ...c }) => c), name).toEqual(expected);
+        expect(
+          clusterColumns.filter((c) => c.table === name).map(({ table: _, ...c }) => c),
+          name,
+        ).toEqual(expected);
       }
     }
 
@@ -481,10 +489,12 @@ describe('sql/clickhouse/cluster: the cluster variant of the ClickHouse migratio
     expect(await indexes('cluster_node', 'events_local')).toEqual(await indexes('single_server', 'events'));
 
     const settings = async (database: string, table: string) =>
-      (await rows<{ create_table_query: string }>(
-        'SELECT create_table_query FROM system.tables WHERE database = {db:String} AND name = {t:String}',
-        { db: database, t: table },
-      ))[0]?.create_table_query.match(/SETTINGS .*/)?.[0];
+      (
+        await rows<{ create_table_query: string }>(
+          'SELECT create_table_query FROM system.tables WHERE database = {db:String} AND name = {t:String}',
+          { db: database, t: table },
+        )
+      )[0]?.create_table_query.match(/SETTINGS .*/)?.[0];
     for (const table of tables) {
       expect(await settings('cluster_node', `${table}_local`), table).toBe(await settings('single_server', table));
     }
@@ -510,7 +520,10 @@ describe('sql/clickhouse/cluster: the cluster variant of the ClickHouse migratio
     for (const table of ['single_server.events', 'cluster_node.events_local']) {
       await chdb.insert({ table, values: events, format: 'JSONEachRow', clickhouse_settings: { async_insert: 0 } });
     }
-    for (const [rollup, bucket] of [['events_daily', 'day'], ['events_hourly', 'hour']] as const) {
+    for (const [rollup, bucket] of [
+      ['events_daily', 'day'],
+      ['events_hourly', 'hour'],
+    ] as const) {
       // Read through the table the service queries (the Distributed one on a cluster).
       const read = (database: string) =>
         rows(

@@ -150,16 +150,13 @@ describe('PATCH /api/v1/projects/:id/feedbacks/:feedbackId', () => {
     expect(allowed.body.vote_count).toBe(2);
   });
 
-  it.each([{ status: 'done' }, { status: 'Pending' }, { status: 3 }, {}])(
-    '400 for the invalid body %j',
-    async (body) => {
-      const item = await createFeedback(server, project);
-      const response = await patchFeedback(project, item.id, body);
-      expect(response.status).toBe(400);
-      expect(response.body).toEqual(errorBody);
-      if ('status' in body) expect(response.body.reason).toContain('status');
-    },
-  );
+  it.each([{ status: 'done' }, { status: 'Pending' }, { status: 3 }, {}])('400 for the invalid body %j', async (body) => {
+    const item = await createFeedback(server, project);
+    const response = await patchFeedback(project, item.id, body);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(errorBody);
+    if ('status' in body) expect(response.body.reason).toContain('status');
+  });
 
   it('404 for a feedback of another project, a missing id and a malformed id', async () => {
     const other = await createProject(server, { plan: 'pro' });
@@ -253,7 +250,7 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
     expect(removed.body).toMatchObject({ vote_count: 3, has_voted: false });
   });
 
-  it('a user who voted on both keeps the opt-in to status emails of either vote, with that vote\'s email', async () => {
+  it("a user who voted on both keeps the opt-in to status emails of either vote, with that vote's email", async () => {
     const source = await createFeedback(server, project, { title: 'src opt-in' });
     const target = await createFeedback(server, project, { title: 'dst opt-in' });
     const voteWith = (id: string, body: Record<string, unknown>) =>

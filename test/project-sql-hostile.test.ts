@@ -26,7 +26,8 @@ const MODES: [string, Record<string, string>][] = [
   ['embedded chDB', {}],
   ...(SERVER_URL ? ([['a ClickHouse server', { CLICKHOUSE_URL: SERVER_URL }]] as [string, Record<string, string>][]) : []),
 ];
-if (!SERVER_URL) console.log('project-sql-hostile: CLICKHOUSE_URL is not set, so the ClickHouse-server run is skipped (embedded chDB only)');
+if (!SERVER_URL)
+  console.log('project-sql-hostile: CLICKHOUSE_URL is not set, so the ClickHouse-server run is skipped (embedded chDB only)');
 
 async function setUp(env: Record<string, string>) {
   server = await startTestServer({ workers: false, env });
@@ -67,7 +68,7 @@ const HOSTILE: Hostile[] = [
   ['project id as a parameter', () => 'SELECT * FROM events WHERE project_id = {p:UUID}', () => ({ p: F() })],
   ['uniq over projects', () => 'SELECT uniqExact(project_id), groupArray(user_id) FROM events'],
   ['min and max of the sort key', () => 'SELECT min(project_id), max(project_id), min(created_at), max(created_at), count() FROM events'],
-  ['properties of everyone', () => "SELECT properties.secret, properties_raw FROM events"],
+  ['properties of everyone', () => 'SELECT properties.secret, properties_raw FROM events'],
   ['old rows', () => 'SELECT * FROM events WHERE created_at < now() - INTERVAL 60 DAY'],
   // Database-qualified names
   ['default.events', () => 'SELECT * FROM default.events'],
@@ -157,7 +158,10 @@ const HOSTILE: Hostile[] = [
   ['a CTE of events', () => 'WITH x AS (SELECT * FROM events) SELECT * FROM x'],
   ['a CTE named events over the view', () => 'WITH events AS (SELECT * FROM events_daily_mv) SELECT * FROM events'],
   ['a CTE named like the view', () => 'WITH events_daily_mv AS (SELECT 1 AS x) SELECT * FROM events_daily_mv'],
-  ['a CTE name from another scope', () => 'SELECT * FROM (WITH events_daily_mv AS (SELECT 1 AS x) SELECT x FROM events_daily_mv) AS a, events_daily_mv AS b'],
+  [
+    'a CTE name from another scope',
+    () => 'SELECT * FROM (WITH events_daily_mv AS (SELECT 1 AS x) SELECT x FROM events_daily_mv) AS a, events_daily_mv AS b',
+  ],
   ['a CTE of system', () => 'WITH t AS (SELECT * FROM system.tables) SELECT * FROM t'],
   ['a scalar CTE of the view', () => 'WITH (SELECT groupArray(toString(project_id)) FROM events_daily_mv) AS s SELECT s'],
   ['a CTE used by IN', () => 'WITH ids AS (SELECT project_id FROM facts) SELECT * FROM events WHERE project_id IN ids'],
@@ -184,7 +188,10 @@ const HOSTILE: Hostile[] = [
   ['ARRAY JOIN a foreign id', () => `SELECT * FROM events ARRAY JOIN [project_id, toUUID('${F()}')] AS p WHERE p = toUUID('${F()}')`],
   // Settings overrides
   ['SETTINGS lifting the filter', () => "SELECT * FROM events SETTINGS additional_table_filters = {'events': '1'}"],
-  ['subquery SETTINGS lifting the filter', () => "SELECT * FROM (SELECT * FROM events SETTINGS additional_table_filters = {'events': '1'})"],
+  [
+    'subquery SETTINGS lifting the filter',
+    () => "SELECT * FROM (SELECT * FROM events SETTINGS additional_table_filters = {'events': '1'})",
+  ],
   ['subquery SETTINGS emptying the filters', () => 'SELECT * FROM (SELECT * FROM facts SETTINGS additional_table_filters = {})'],
   ['scalar SETTINGS', () => "WITH (SELECT 1 SETTINGS additional_table_filters = {'facts': '1'}) AS x SELECT * FROM facts"],
   ['SETTINGS readonly', () => 'SELECT * FROM events SETTINGS readonly = 0'],
@@ -228,7 +235,13 @@ describe.each(MODES)('tenant SQL on %s: no hostile query returns another project
     expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
     const shown = JSON.stringify(r.status === 200 ? r.body.rows : r.body).toLowerCase();
     for (const marker of foreignMarkers) {
-      if (text.toLowerCase().includes(marker) || JSON.stringify(params?.() ?? {}).toLowerCase().includes(marker)) continue;
+      if (
+        text.toLowerCase().includes(marker) ||
+        JSON.stringify(params?.() ?? {})
+          .toLowerCase()
+          .includes(marker)
+      )
+        continue;
       expect(shown, `leaks ${marker}`).not.toContain(marker);
     }
     if (r.status === 200) {

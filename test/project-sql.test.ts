@@ -100,7 +100,8 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
       date_to: isoDay(Date.now()),
     });
     const rollups = await projectSql(free, {
-      query: "SELECT (SELECT groupUniqArray(event_name) FROM events_daily) AS d, (SELECT groupUniqArray(event_name) FROM events_hourly) AS h, (SELECT count() FROM facts WHERE occurred_at < now() - INTERVAL 31 DAY) AS old_facts",
+      query:
+        'SELECT (SELECT groupUniqArray(event_name) FROM events_daily) AS d, (SELECT groupUniqArray(event_name) FROM events_hourly) AS h, (SELECT count() FROM facts WHERE occurred_at < now() - INTERVAL 31 DAY) AS old_facts',
     });
     expect(rollups.status, JSON.stringify(rollups.body)).toBe(200);
     expect([...rollups.body.rows[0].d].sort()).toEqual(['feedback_list', 'submit_feedback']);
@@ -138,7 +139,10 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
     const foreign = await projectSql(own, body, stranger.adminToken);
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual({ error: true, reason: expect.any(String) });
-    const missing = await server.request('POST', '/api/v1/projects/00000000-0000-4000-8000-000000000000/sql', { bearer: own.account.adminToken, body });
+    const missing = await server.request('POST', '/api/v1/projects/00000000-0000-4000-8000-000000000000/sql', {
+      bearer: own.account.adminToken,
+      body,
+    });
     expect(missing.status).toBe(404);
     const malformed = await server.request('POST', '/api/v1/projects/nope/sql', { bearer: own.account.adminToken, body });
     expect(malformed.status).toBe(404);
@@ -185,10 +189,14 @@ describe('bounds of project queries (embedded chDB)', () => {
     expect(second.body).toEqual({ error: true, reason: expect.stringMatching(/^query: this account already runs 1 SQL/) });
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     for (let i = 0; i < 3; i++) {
-      const m = await timed(() => server.request('GET', `/api/v1/metrics/summary?date_from=${isoDay(Date.now())}`, { apiKey: other.apiKey }));
+      const m = await timed(() =>
+        server.request('GET', `/api/v1/metrics/summary?date_from=${isoDay(Date.now())}`, { apiKey: other.apiKey }),
+      );
       expect(m.value.status, JSON.stringify(m.value.body)).toBe(200);
       expect(m.ms).toBeLessThan(1_000);
-      const t = await timed(() => server.request('POST', '/api/v1/events/track', { apiKey: other.apiKey, body: { eventName: 'during_sql', userId: `u${i}` } }));
+      const t = await timed(() =>
+        server.request('POST', '/api/v1/events/track', { apiKey: other.apiKey, body: { eventName: 'during_sql', userId: `u${i}` } }),
+      );
       expect(t.value.status, JSON.stringify(t.value.body)).toBe(200);
       expect(t.ms).toBeLessThan(1_000);
     }

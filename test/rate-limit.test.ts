@@ -28,7 +28,8 @@ const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
 /** HTTP requests to any base URL (the test server's helper is bound to its own), checked against the document. */
 function client(base: string) {
-  return <T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> => requestTo<T>(base, method, path, options);
+  return <T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpResponse<T>> =>
+    requestTo<T>(base, method, path, options);
 }
 
 async function listen(server: Server): Promise<string> {
@@ -119,46 +120,52 @@ describe.each([
     await server?.close();
   });
 
-  it.skipIf(skip)('a 200 carries RateLimit-Limit, -Remaining and -Reset; health checks and the OpenAPI document are not limited', async () => {
-    const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: a.apiKey });
-    expect(list.status).toBe(200);
-    const { limit, remaining, reset } = budget(list);
-    expect({ limit, remaining }).toEqual({ limit: 6, remaining: 5 });
-    expect(reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`).toBe(true);
+  it.skipIf(skip)(
+    'a 200 carries RateLimit-Limit, -Remaining and -Reset; health checks and the OpenAPI document are not limited',
+    async () => {
+      const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: a.apiKey });
+      expect(list.status).toBe(200);
+      const { limit, remaining, reset } = budget(list);
+      expect({ limit, remaining }).toEqual({ limit: 6, remaining: 5 });
+      expect(reset >= 1 && reset <= 60, `RateLimit-Reset ${reset}`).toBe(true);
 
-    for (const path of ['/healthz', '/readyz', '/openapi/openapi.yaml', '/api/v1/openapi/openapi.yaml']) {
-      const response = await server.request('GET', path);
-      expect(response.status, path).toBe(200);
-      expect(response.headers.get('ratelimit-limit'), path).toBeNull();
-    }
-  });
+      for (const path of ['/healthz', '/readyz', '/openapi/openapi.yaml', '/api/v1/openapi/openapi.yaml']) {
+        const response = await server.request('GET', path);
+        expect(response.status, path).toBe(200);
+        expect(response.headers.get('ratelimit-limit'), path).toBeNull();
+      }
+    },
+  );
 
-  it.skipIf(skip)('ingestion: a batch is one request; past the budget 429 with Retry-After; GET /feedbacks keeps its own budget', async () => {
-    const remaining: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const response = await server.request('POST', '/api/v1/events/track', { apiKey: a.apiKey, body: track });
-      expect(response.status, JSON.stringify(response.body)).toBe(200);
-      expect(budget(response).limit).toBe(4);
-      remaining.push(budget(response).remaining);
-    }
-    const events = Array.from({ length: 50 }, (_, i) => ({ eventName: 'tap', userId: `u${i}` }));
-    const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: a.apiKey, body: { events } });
-    expect(batch.status).toBe(200);
-    expect(batch.body.accepted).toBe(50);
-    remaining.push(budget(batch).remaining);
-    expect(remaining).toEqual([3, 2, 1, 0]);
+  it.skipIf(skip)(
+    'ingestion: a batch is one request; past the budget 429 with Retry-After; GET /feedbacks keeps its own budget',
+    async () => {
+      const remaining: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const response = await server.request('POST', '/api/v1/events/track', { apiKey: a.apiKey, body: track });
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+        expect(budget(response).limit).toBe(4);
+        remaining.push(budget(response).remaining);
+      }
+      const events = Array.from({ length: 50 }, (_, i) => ({ eventName: 'tap', userId: `u${i}` }));
+      const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: a.apiKey, body: { events } });
+      expect(batch.status).toBe(200);
+      expect(batch.body.accepted).toBe(50);
+      remaining.push(budget(batch).remaining);
+      expect(remaining).toEqual([3, 2, 1, 0]);
 
-    expectTooMany(await server.request('POST', '/api/v1/events/track', { apiKey: a.apiKey, body: track }), 4, 'API key');
-    expectTooMany(await server.request('POST', '/api/v1/events/batch', { apiKey: a.apiKey, body: { events } }), 4, 'API key');
+      expectTooMany(await server.request('POST', '/api/v1/events/track', { apiKey: a.apiKey, body: track }), 4, 'API key');
+      expectTooMany(await server.request('POST', '/api/v1/events/batch', { apiKey: a.apiKey, body: { events } }), 4, 'API key');
 
-    // Other routes of the same key have their own budget, and other keys are not affected.
-    const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: a.apiKey });
-    expect(list.status).toBe(200);
-    expect(budget(list)).toMatchObject({ limit: 6, remaining: 4 });
-    const other = await server.request('POST', '/api/v1/events/track', { apiKey: b.apiKey, body: track });
-    expect(other.status).toBe(200);
-    expect(budget(other)).toMatchObject({ limit: 4, remaining: 3 });
-  });
+      // Other routes of the same key have their own budget, and other keys are not affected.
+      const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: a.apiKey });
+      expect(list.status).toBe(200);
+      expect(budget(list)).toMatchObject({ limit: 6, remaining: 4 });
+      const other = await server.request('POST', '/api/v1/events/track', { apiKey: b.apiKey, body: track });
+      expect(other.status).toBe(200);
+      expect(budget(other)).toMatchObject({ limit: 4, remaining: 3 });
+    },
+  );
 
   it.skipIf(skip)('other routes: per API key; after the budget every route of that key is 429, error responses count too', async () => {
     // Two of A's six are spent. A 404 after authentication is charged and carries the headers.
@@ -186,7 +193,11 @@ describe.each([
     for (let i = 0; i < 5; i++) statuses.push((await server.request('GET', '/api/v1/projects', { bearer: a.account.adminToken })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200]);
     expectTooMany(await server.request('GET', '/api/v1/projects', { bearer: a.account.adminToken }), 6, 'admin token');
-    expectTooMany(await server.request('GET', `/api/v1/projects/${a.id}/metrics/summary`, { bearer: a.account.adminToken }), 6, 'admin token');
+    expectTooMany(
+      await server.request('GET', `/api/v1/projects/${a.id}/metrics/summary`, { bearer: a.account.adminToken }),
+      6,
+      'admin token',
+    );
     const other = await server.request('GET', '/api/v1/projects', { bearer: b.account.adminToken });
     expect(other.status).toBe(200);
     expect(budget(other)).toMatchObject({ limit: 6, remaining: 4 });
@@ -196,47 +207,57 @@ describe.each([
     // The two createAccount calls spent two of the operator's six.
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
-      const response = await server.request('PATCH', `/api/v1/admin/accounts/${a.account.id}`, { bearer: server.operatorToken, body: { plan: 'pro' } });
+      const response = await server.request('PATCH', `/api/v1/admin/accounts/${a.account.id}`, {
+        bearer: server.operatorToken,
+        body: { plan: 'pro' },
+      });
       statuses.push(response.status);
     }
     expect(statuses).toEqual([200, 200, 200, 200]);
-    expectTooMany(await server.request('POST', '/api/v1/admin/sql', { bearer: server.operatorToken, body: { query: 'SELECT 1' } }), 6, 'operator token');
-  });
-
-  it.skipIf(skip)('failed authentication: each 401 spends the IP budget; then that IP gets 429 before its credentials are checked', async () => {
-    const attacker = '203.0.113.10';
-    const remaining: number[] = [];
-    const attempts: [string, Record<string, string>][] = [
-      ['/api/v1/feedbacks', { 'x-api-key': 'fbk_guess1' }],
-      ['/api/v1/projects', { authorization: 'Bearer fba_guess2' }],
-      ['/api/v1/feedbacks', {}],
-    ];
-    for (const [path, headers] of attempts) {
-      const response = await server.request('GET', path, { headers: { ...from(attacker), ...headers } });
-      expect(response.status).toBe(401);
-      expect(response.body).toEqual({ error: true, reason: expect.any(String) });
-      expect(budget(response).limit).toBe(3);
-      remaining.push(budget(response).remaining);
-    }
-    expect(remaining).toEqual([2, 1, 0]);
-
-    // Even a valid key, an admin or operator token, or a malformed body: refused before anything.
-    const reason = 'failed authentication from this address';
-    expectTooMany(await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from(attacker) }), 3, reason);
-    expectTooMany(await server.request('GET', '/api/v1/projects', { bearer: b.account.adminToken, headers: from(attacker) }), 3, reason);
     expectTooMany(
-      await server.request('POST', '/api/v1/events/track', { apiKey: b.apiKey, rawBody: '{not json', headers: from(attacker) }),
-      3,
-      reason,
+      await server.request('POST', '/api/v1/admin/sql', { bearer: server.operatorToken, body: { query: 'SELECT 1' } }),
+      6,
+      'operator token',
     );
-    // A forged entry to the left of the one the trusted proxy appended changes nothing.
-    const forged = await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from(`198.51.100.7, ${attacker}`) });
-    expectTooMany(forged, 3, reason);
-    // Other clients are not affected, nor are health checks from the attacker.
-    const neighbour = await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from('203.0.113.11') });
-    expect(neighbour.status).toBe(200);
-    expect((await server.request('GET', '/healthz', { headers: from(attacker) })).status).toBe(200);
   });
+
+  it.skipIf(skip)(
+    'failed authentication: each 401 spends the IP budget; then that IP gets 429 before its credentials are checked',
+    async () => {
+      const attacker = '203.0.113.10';
+      const remaining: number[] = [];
+      const attempts: [string, Record<string, string>][] = [
+        ['/api/v1/feedbacks', { 'x-api-key': 'fbk_guess1' }],
+        ['/api/v1/projects', { authorization: 'Bearer fba_guess2' }],
+        ['/api/v1/feedbacks', {}],
+      ];
+      for (const [path, headers] of attempts) {
+        const response = await server.request('GET', path, { headers: { ...from(attacker), ...headers } });
+        expect(response.status).toBe(401);
+        expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+        expect(budget(response).limit).toBe(3);
+        remaining.push(budget(response).remaining);
+      }
+      expect(remaining).toEqual([2, 1, 0]);
+
+      // Even a valid key, an admin or operator token, or a malformed body: refused before anything.
+      const reason = 'failed authentication from this address';
+      expectTooMany(await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from(attacker) }), 3, reason);
+      expectTooMany(await server.request('GET', '/api/v1/projects', { bearer: b.account.adminToken, headers: from(attacker) }), 3, reason);
+      expectTooMany(
+        await server.request('POST', '/api/v1/events/track', { apiKey: b.apiKey, rawBody: '{not json', headers: from(attacker) }),
+        3,
+        reason,
+      );
+      // A forged entry to the left of the one the trusted proxy appended changes nothing.
+      const forged = await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from(`198.51.100.7, ${attacker}`) });
+      expectTooMany(forged, 3, reason);
+      // Other clients are not affected, nor are health checks from the attacker.
+      const neighbour = await server.request('GET', '/api/v1/feedbacks', { apiKey: b.apiKey, headers: from('203.0.113.11') });
+      expect(neighbour.status).toBe(200);
+      expect((await server.request('GET', '/healthz', { headers: from(attacker) })).status).toBe(200);
+    },
+  );
 
   it.skipIf(skip)('a budget set to off is not counted and sends no RateLimit headers', async () => {
     const rateLimits = new RateLimits(
@@ -358,7 +379,8 @@ describe('rate limiting without a reachable Redis', () => {
     http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken, rateLimits }), server.ctx.config.http);
     const request = client(await listen(http));
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push((await request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
   });
 });
@@ -384,7 +406,10 @@ describe('body size and connection limits', () => {
     });
     expect(feedback.status).toBe(413);
     expect(feedback.body).toEqual({ error: true, reason: 'body: too large (limit 1 MiB)' });
-    const tracked = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { ...track, properties: { big } } });
+    const tracked = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { ...track, properties: { big } },
+    });
     expect(tracked.status).toBe(413);
     expect(tracked.body).toEqual({ error: true, reason: 'body: too large (limit 1 MiB)' });
 
@@ -481,19 +506,22 @@ describe.each([
     await server?.close();
   });
 
-  it.skipIf(skip)('100 concurrent requests against a budget of 40: exactly 40 are served, each with its own RateLimit-Remaining', async () => {
-    const project = await createProject(server);
-    const responses = await Promise.all(
-      Array.from({ length: 100 }, () => server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track })),
-    );
-    const served = responses.filter((response) => response.status === 200);
-    const refused = responses.filter((response) => response.status !== 200);
-    expect(served).toHaveLength(40);
-    for (const response of refused) expectTooMany(response, 40, 'API key');
-    // Each served request was counted once, in some order: remaining 39 down to 0, none twice.
-    const remaining = served.map((response) => budget(response).remaining).sort((x, y) => x - y);
-    expect(remaining).toEqual(Array.from({ length: 40 }, (_, i) => i));
-    // Nothing more in this window.
-    expectTooMany(await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track }), 40, 'API key');
-  });
+  it.skipIf(skip)(
+    '100 concurrent requests against a budget of 40: exactly 40 are served, each with its own RateLimit-Remaining',
+    async () => {
+      const project = await createProject(server);
+      const responses = await Promise.all(
+        Array.from({ length: 100 }, () => server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track })),
+      );
+      const served = responses.filter((response) => response.status === 200);
+      const refused = responses.filter((response) => response.status !== 200);
+      expect(served).toHaveLength(40);
+      for (const response of refused) expectTooMany(response, 40, 'API key');
+      // Each served request was counted once, in some order: remaining 39 down to 0, none twice.
+      const remaining = served.map((response) => budget(response).remaining).sort((x, y) => x - y);
+      expect(remaining).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      // Nothing more in this window.
+      expectTooMany(await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: track }), 40, 'API key');
+    },
+  );
 });

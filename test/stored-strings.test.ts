@@ -44,15 +44,35 @@ describe('strings no store can hold are refused with 400 naming the field', () =
       const key = { apiKey: project.apiKey };
       await expect400('POST', '/api/v1/events/track', { ...key, body: { eventName: value, userId: 'u' } }, 'eventName', reason);
       await expect400('POST', '/api/v1/events/track', { ...key, body: { eventName: 'e', user_id: value } }, 'user_id', reason);
-      await expect400('POST', '/api/v1/events/track', { ...key, body: { eventName: 'e', userId: 'u', properties: { a: { b: [1, value] } } } }, 'properties.a.b.1', reason);
-      await expect400('POST', '/api/v1/events/track', { ...key, body: { eventName: 'e', userId: 'u', properties: { [value]: 1 } } }, 'properties', /a key must not/);
+      await expect400(
+        'POST',
+        '/api/v1/events/track',
+        { ...key, body: { eventName: 'e', userId: 'u', properties: { a: { b: [1, value] } } } },
+        'properties.a.b.1',
+        reason,
+      );
+      await expect400(
+        'POST',
+        '/api/v1/events/track',
+        { ...key, body: { eventName: 'e', userId: 'u', properties: { [value]: 1 } } },
+        'properties',
+        /a key must not/,
+      );
     });
 
     it('POST /events/batch names the event’s index', async () => {
       await expect400(
         'POST',
         '/api/v1/events/batch',
-        { apiKey: project.apiKey, body: { events: [{ eventName: 'e', userId: 'u' }, { eventName: 'e', userId: value }] } },
+        {
+          apiKey: project.apiKey,
+          body: {
+            events: [
+              { eventName: 'e', userId: 'u' },
+              { eventName: 'e', userId: value },
+            ],
+          },
+        },
         'events.1.userId',
         reason,
       );
@@ -79,7 +99,13 @@ describe('strings no store can hold are refused with 400 naming the field', () =
     });
 
     it('a top-level key of a body', async () => {
-      await expect400('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId: 'u', [value]: 1 } }, 'body', /a key must not/);
+      await expect400(
+        'POST',
+        '/api/v1/users/register',
+        { apiKey: project.apiKey, body: { userId: 'u', [value]: 1 } },
+        'body',
+        /a key must not/,
+      );
     });
   });
 
@@ -88,8 +114,15 @@ describe('strings no store can hold are refused with 400 naming the field', () =
   it('a query parameter (%00), in the server-wide body and in the METRICS body on metrics routes', async () => {
     await expect400('GET', '/api/v1/feedbacks?sort=votes%00', { apiKey: project.apiKey }, 'sort', /NUL/);
     await expect400('GET', '/api/v1/feedbacks?x%00=1', { apiKey: project.apiKey }, 'query', /a key must not contain the NUL/);
-    for (const path of ['/api/v1/metrics/summary?event=feedback%00list', `/api/v1/projects/${project.id}/metrics/summary?event=feedback%00list`]) {
-      const response = await server.request('GET', path, path.includes('/projects/') ? { bearer: account.adminToken } : { apiKey: project.apiKey });
+    for (const path of [
+      '/api/v1/metrics/summary?event=feedback%00list',
+      `/api/v1/projects/${project.id}/metrics/summary?event=feedback%00list`,
+    ]) {
+      const response = await server.request(
+        'GET',
+        path,
+        path.includes('/projects/') ? { bearer: account.adminToken } : { apiKey: project.apiKey },
+      );
       expect(response.status, JSON.stringify(response.body)).toBe(400);
       expect(response.body.error.code).toBe('METRICS_INVALID_PARAMETER');
       expect(response.body.error.message).toMatch(/^event: must not contain the NUL character/);
@@ -117,7 +150,9 @@ describe('strings no store can hold are refused with 400 naming the field', () =
       body: { eventName: 'party 🎉', userId: 'u\t1', properties: { '🎉': 'tab\there' } },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    const rows = await server.clickhouseRows<{ event_name: string }>('SELECT event_name FROM events WHERE project_id = {p:UUID}', { p: project.id });
+    const rows = await server.clickhouseRows<{ event_name: string }>('SELECT event_name FROM events WHERE project_id = {p:UUID}', {
+      p: project.id,
+    });
     expect(rows).toEqual([{ event_name: 'party 🎉' }]);
   });
 });
@@ -140,7 +175,7 @@ describe('the string check on a deeply nested body', () => {
     const started = Date.now();
     const response = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, rawBody });
     expect(response.status).toBe(400);
-    expect(response.body.reason).toBe("properties.a.a.a.a.a.a.a.….a.a.a: must not contain the NUL character (\\u0000)");
+    expect(response.body.reason).toBe('properties.a.a.a.a.a.a.a.….a.a.a: must not contain the NUL character (\\u0000)');
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

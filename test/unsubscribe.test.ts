@@ -39,7 +39,13 @@ async function subscribedItem(title = 'Dark mode') {
     select v.unsubscribe_token::text as vote_token, f.submitter_unsubscribe_token::text as submitter_token
     from votes v join feedbacks f on f.id = v.feedback_id
     where v.feedback_id = ${feedback.id} and v.user_id = 'v1'`;
-  return { feedbackId: feedback.id as string, voter: voter.toLowerCase(), submitter, voteToken: row!.vote_token, submitterToken: row!.submitter_token };
+  return {
+    feedbackId: feedback.id as string,
+    voter: voter.toLowerCase(),
+    submitter,
+    voteToken: row!.vote_token,
+    submitterToken: row!.submitter_token,
+  };
 }
 
 /** The flags the dispatcher reads: does the voter / the submitter still get status-change emails? */

@@ -331,9 +331,7 @@ describe('votes under concurrency', () => {
 
   it('50 concurrent votes by 50 different users all succeed and vote_count is exact', async () => {
     const item = await createFeedback(server, project);
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => vote(project, item.id, { userId: `crowd-${i}` })),
-    );
+    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => vote(project, item.id, { userId: `crowd-${i}` })));
     expect(responses.map((r) => r.status)).toEqual(Array(50).fill(200));
     // Each response reports the count after its own vote: together they are exactly 2..51.
     expect(responses.map((r) => r.body.vote_count).sort((a: number, b: number) => a - b)).toEqual(

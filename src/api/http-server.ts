@@ -38,7 +38,10 @@ const CLIENT_ERROR_LINGER_MS = 2_000;
 function refusalOf(code: string | undefined): { status: number; reason: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, reason: `request line and headers too large: at most ${maxHeaderSize / 1024} KiB together (a long URL counts)` };
+      return {
+        status: 431,
+        reason: `request line and headers too large: at most ${maxHeaderSize / 1024} KiB together (a long URL counts)`,
+      };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, reason: 'chunk extensions too large' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -49,7 +49,12 @@ export function createTelemetry() {
 }
 
 /** Times one ClickHouse insert of `rows` rows into `table`. */
-export async function observeInsert<T>(telemetry: Telemetry | undefined, table: string, rows: number, insert: () => Promise<T>): Promise<T> {
+export async function observeInsert<T>(
+  telemetry: Telemetry | undefined,
+  table: string,
+  rows: number,
+  insert: () => Promise<T>,
+): Promise<T> {
   if (!telemetry) return insert();
   const stop = telemetry.insertSeconds.startTimer({ table });
   try {

@@ -40,11 +40,7 @@ type StoredEventRow = {
  * The stored events among `ids` (client event ids), per project. Used to make client retries
  * idempotent; the bloom filter index on event_id keeps this from scanning whole projects.
  */
-export async function findStoredEvents(
-  client: ClickHouseClient,
-  projectIds: string[],
-  eventIds: string[],
-): Promise<IngestEvent[]> {
+export async function findStoredEvents(client: ClickHouseClient, projectIds: string[], eventIds: string[]): Promise<IngestEvent[]> {
   if (eventIds.length === 0) return [];
   const result = await client.query({
     query: `

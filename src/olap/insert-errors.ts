@@ -40,5 +40,9 @@ export function insertDataError(error: unknown): DataError | null {
   if (typeof code !== 'string') return null;
   const name = DATA_ERROR_CODES.get(code);
   if (!name) return null;
-  return { code, name: typeof type === 'string' && type !== '' ? type : name, message: typeof message === 'string' ? message : String(error) };
+  return {
+    code,
+    name: typeof type === 'string' && type !== '' ? type : name,
+    message: typeof message === 'string' ? message : String(error),
+  };
 }

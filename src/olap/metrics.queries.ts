@@ -314,7 +314,7 @@ export async function eventFeed(
        AND created_at >= {start:DateTime64(3, 'UTC')} AND created_at < {end:DateTime64(3, 'UTC')}
        ${filters.event !== undefined ? 'AND event_name = {event:String}' : ''}
        ${filters.userId !== undefined ? 'AND user_id = {userId:String}' : ''}
-       ${filters.after ? 'AND (created_at, event_id) < ({afterTime:DateTime64(3, \'UTC\')}, {afterId:UUID})' : ''}
+       ${filters.after ? "AND (created_at, event_id) < ({afterTime:DateTime64(3, 'UTC')}, {afterId:UUID})" : ''}
      ORDER BY created_at DESC, event_id DESC
      LIMIT {limit:UInt32}`,
     {

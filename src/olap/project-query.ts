@@ -3,7 +3,13 @@ import type { ClickHouseClient } from './clickhouse.js';
 import { QueryGate, QueryGateBusy } from './query-gate.js';
 import { jsonLines, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
 import type { AstVerdict } from './readonly-ast-guard.js';
-import { chdbReadonlyEngine, serverReadonlyEngine, type ParamValue, type ReadonlyEngine, type ReadonlySession } from './readonly-session.js';
+import {
+  chdbReadonlyEngine,
+  serverReadonlyEngine,
+  type ParamValue,
+  type ReadonlyEngine,
+  type ReadonlySession,
+} from './readonly-session.js';
 import { tenantTableFilters, type TenantScope } from './tenant-filters.js';
 import { judgeQueryTree, judgeTenantAst, type TenantCatalog } from './tenant-guard.js';
 
@@ -142,9 +148,13 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
  */
 async function tenantCheck(statement: string, astRows: string[], session: ReadonlySession, database: string): Promise<AstVerdict> {
   const [catalog] = jsonLines<TenantCatalog>(
-    await session.run('SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()', 'JSONEachRow'),
+    await session.run(
+      'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()',
+      'JSONEachRow',
+    ),
   );
-  if (!catalog || catalog.database !== database) throw new Error(`the ClickHouse session is in database ${catalog?.database ?? '?'}, not ${database}`);
+  if (!catalog || catalog.database !== database)
+    throw new Error(`the ClickHouse session is in database ${catalog?.database ?? '?'}, not ${database}`);
   const parsed = judgeTenantAst(astRows, catalog);
   if (!parsed.ok) return parsed;
   const tree = jsonLines<{ explain: string }>(await session.run(`EXPLAIN QUERY TREE ${statement}`, 'JSONEachRow'));

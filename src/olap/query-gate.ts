@@ -57,7 +57,9 @@ export class QueryGate {
         timer: setTimeout(
           () => {
             this.waiting.splice(this.waiting.indexOf(waiter), 1);
-            reject(new QueryGateBusy(`the time limit ran out while earlier ${this.label} ran; retry later`, this.options.retryAfterSeconds));
+            reject(
+              new QueryGateBusy(`the time limit ran out while earlier ${this.label} ran; retry later`, this.options.retryAfterSeconds),
+            );
           },
           Math.max(0, deadline - Date.now()),
         ),

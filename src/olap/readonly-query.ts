@@ -71,7 +71,8 @@ async function checkedRun(
   const single = await singleStatement(session, text);
   const statement = await singleStatement(session, `SELECT * FROM (${single}) LIMIT ${limits.maxRows + 1}`);
   // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
-  if ((await singleStatement(session, statement)) !== statement) throw new ReadonlyQueryRefused('the query does not format to one statement');
+  if ((await singleStatement(session, statement)) !== statement)
+    throw new ReadonlyQueryRefused('the query does not format to one statement');
   const ast = await engineStep(() => session.run(`EXPLAIN AST ${statement}`, 'JSONEachRow'));
   const astRows = jsonLines<{ explain: string }>(ast).map((row) => row.explain);
   const verdict = judgeAst(astRows, await tableFunctionsOf(engine, session));

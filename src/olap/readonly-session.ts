@@ -70,7 +70,9 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
       const running = new Set<Promise<unknown>>();
       return {
         async run(statement, format, extra = {}) {
-          const call = client.query({ query: statement, format, query_params: { ...params, ...extra }, clickhouse_settings: settings }).then((r) => r.text());
+          const call = client
+            .query({ query: statement, format, query_params: { ...params, ...extra }, clickhouse_settings: settings })
+            .then((r) => r.text());
           running.add(call);
           try {
             return await call;

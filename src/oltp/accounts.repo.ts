@@ -4,10 +4,7 @@ import type { SqlLike } from './db.js';
 export type Account = { id: string; email: string; plan: Plan; created_at: Date; updated_at: Date };
 
 /** Creates an account with its first admin token (stored as a hash). Null when the email is taken. */
-export async function createAccount(
-  sql: SqlLike,
-  input: { email: string; plan: Plan; adminTokenHash: Buffer },
-): Promise<Account | null> {
+export async function createAccount(sql: SqlLike, input: { email: string; plan: Plan; adminTokenHash: Buffer }): Promise<Account | null> {
   const [account] = await sql<Account[]>`
     with account as (
       insert into accounts (email, plan)

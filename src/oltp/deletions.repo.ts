@@ -71,7 +71,10 @@ export async function deleteComment(sql: Sql, projectId: string, feedbackId: str
  * its facts not yet relayed; records the job that deletes its ClickHouse rows, in the same
  * transaction. Null when the project is not there (any more).
  */
-export async function deleteProject(sql: Sql, project: { id: string; name: string; account_id: string }): Promise<ProjectDeletionRow | null> {
+export async function deleteProject(
+  sql: Sql,
+  project: { id: string; name: string; account_id: string },
+): Promise<ProjectDeletionRow | null> {
   return sql.begin(async (tx) => {
     const gone = await tx`delete from projects where id = ${project.id} returning 1`;
     if (gone.length === 0) return null;
@@ -121,7 +124,13 @@ export async function deferProjectDeletion(sql: SqlLike, id: string, delayMs: nu
     where id = ${id}`;
 }
 
-export async function projectDeletionAttemptFailed(sql: SqlLike, id: string, error: string, maxAttempts: number, backoffMs: number): Promise<void> {
+export async function projectDeletionAttemptFailed(
+  sql: SqlLike,
+  id: string,
+  error: string,
+  maxAttempts: number,
+  backoffMs: number,
+): Promise<void> {
   await sql`
     update project_deletions set
       attempts = attempts + 1,

@@ -16,10 +16,7 @@ export type EmbeddedPostgresHandle = {
  * `<dataDir>/postgres`. Initialises the cluster on first use. The server listens on a free
  * loopback port chosen at each start, so it never collides with a system PostgreSQL.
  */
-export async function startEmbeddedPostgres(
-  dataDir: string,
-  log: (line: string) => void = () => {},
-): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => {}): Promise<EmbeddedPostgresHandle> {
   await mkdir(dataDir, { recursive: true });
   const clusterDir = path.join(dataDir, 'postgres');
   const password = await readOrCreatePassword(path.join(dataDir, 'postgres-password'));

@@ -23,8 +23,21 @@ export type FeedbackExportRow = {
 };
 
 export const FEEDBACK_EXPORT_COLUMNS: readonly (keyof FeedbackExportRow)[] = [
-  'id', 'title', 'description', 'status', 'category', 'user_id', 'user_email', 'vote_count', 'total_mrr',
-  'comment_count', 'merged_into_id', 'merged_at', 'rejection_reason', 'created_at', 'updated_at',
+  'id',
+  'title',
+  'description',
+  'status',
+  'category',
+  'user_id',
+  'user_email',
+  'vote_count',
+  'total_mrr',
+  'comment_count',
+  'merged_into_id',
+  'merged_at',
+  'rejection_reason',
+  'created_at',
+  'updated_at',
 ];
 
 // Timestamps are exported as ISO 8601 UTC text with microseconds (to_char below), the same in

@@ -3,7 +3,7 @@ import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
-import type { FeedbackCategory, FeedbackRow, FeedbackSort, FeedbackStatus, } from './feedback.row.js';
+import type { FeedbackCategory, FeedbackRow, FeedbackSort, FeedbackStatus } from './feedback.row.js';
 
 /**
  * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is
@@ -16,9 +16,7 @@ function feedbackColumns(sql: SqlLike, viewer: string | undefined) {
     f.vote_count, f.comment_count, f.created_at, f.updated_at, f.rejection_reason,
     f.merged_into_id, f.merged_at,
     ${
-      viewer === undefined
-        ? sql`false`
-        : sql`exists (select 1 from votes v where v.feedback_id = f.id and v.user_id = ${viewer})`
+      viewer === undefined ? sql`false` : sql`exists (select 1 from votes v where v.feedback_id = f.id and v.user_id = ${viewer})`
     } as has_voted,
     (
       select sum(u.mrr)
@@ -75,12 +73,7 @@ export async function listFeedbacks(
 }
 
 /** One item of the project; null for a missing id and for an id of another project alike. */
-export async function findFeedback(
-  sql: SqlLike,
-  projectId: string,
-  id: string,
-  viewer: string | undefined,
-): Promise<FeedbackRow | null> {
+export async function findFeedback(sql: SqlLike, projectId: string, id: string, viewer: string | undefined): Promise<FeedbackRow | null> {
   const [row] = await sql<FeedbackRow[]>`
     select ${feedbackColumns(sql, viewer)}
     from feedbacks f
@@ -166,12 +159,7 @@ export type UpdateStatusResult =
  * Sets status and/or rejection reason. A rejection reason belongs to rejected items only: it is
  * refused for any other resulting status and cleared when an item leaves `rejected`.
  */
-export async function updateFeedbackStatus(
-  sql: Sql,
-  projectId: string,
-  id: string,
-  change: StatusChange,
-): Promise<UpdateStatusResult> {
+export async function updateFeedbackStatus(sql: Sql, projectId: string, id: string, change: StatusChange): Promise<UpdateStatusResult> {
   return sql.begin(async (tx) => {
     const current = await lockFeedback(tx, projectId, id);
     if (!current) return { kind: 'not_found' as const };
@@ -181,11 +169,7 @@ export async function updateFeedbackStatus(
       update feedbacks set
         status = ${status},
         rejection_reason = ${
-          status !== 'rejected'
-            ? null
-            : change.rejectionReason !== undefined
-              ? change.rejectionReason
-              : tx`rejection_reason`
+          status !== 'rejected' ? null : change.rejectionReason !== undefined ? change.rejectionReason : tx`rejection_reason`
         },
         updated_at = now()
       where id = ${id}`;

@@ -67,7 +67,12 @@ export async function updateIntegration(
   sql: SqlLike,
   projectId: string,
   id: string,
-  changes: { url?: string | undefined; secret?: string | undefined; events?: IntegrationEvent[] | null | undefined; enabled?: boolean | undefined },
+  changes: {
+    url?: string | undefined;
+    secret?: string | undefined;
+    events?: IntegrationEvent[] | null | undefined;
+    enabled?: boolean | undefined;
+  },
 ): Promise<IntegrationRow | null> {
   const setEvents = changes.events !== undefined;
   const [integration] = await sql<IntegrationRow[]>`

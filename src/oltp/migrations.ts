@@ -29,9 +29,10 @@ export async function migratePostgres(sql: Sql, dir = POSTGRES_MIGRATIONS_DIR): 
         applied_at  timestamptz not null default now()
       )`;
     const applied = new Map(
-      (await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`).map(
-        (row) => [row.version, row.checksum],
-      ),
+      (await tx<{ version: string; checksum: string }[]>`select version, checksum from schema_migrations`).map((row) => [
+        row.version,
+        row.checksum,
+      ]),
     );
     const done: string[] = [];
     for (const file of files) {

@@ -81,7 +81,8 @@ async function recipientsOf(sql: SqlLike, notification: PendingNotification): Pr
     const [submitter] = await sql<{ email: string; token: string }[]>`
       select lower(user_email) as email, submitter_unsubscribe_token as token from feedbacks
       where id = ${feedbackId} and user_email is not null and submitter_notify`;
-    if (submitter) recipients.push({ channel: 'email', recipient: submitter.email, integration_id: null, unsubscribe_token: submitter.token });
+    if (submitter)
+      recipients.push({ channel: 'email', recipient: submitter.email, integration_id: null, unsubscribe_token: submitter.token });
     const audience = notification.payload.audience ?? { votes_of: feedbackId };
     const voters = await sql<{ email: string; token: string }[]>`
       select lower(email) as email, unsubscribe_token as token from votes

@@ -16,11 +16,7 @@ type OutboxRow = { id: string; project_id: string; kind: FactKind; payload: Omit
  * interrupted; it is redelivered with the same id, hence the same deduplication token), else up
  * to `limit` unclaimed facts in id order, claimed now under `batchId`.
  */
-export async function claimOutboxBatch(
-  sql: SqlLike,
-  batchId: string,
-  limit: number,
-): Promise<{ batchId: string; facts: FactRow[] }> {
+export async function claimOutboxBatch(sql: SqlLike, batchId: string, limit: number): Promise<{ batchId: string; facts: FactRow[] }> {
   const [unfinished] = await sql<{ batch_id: string }[]>`
     select batch_id from outbox where batch_id is not null order by id limit 1`;
   let rows: OutboxRow[];
@@ -39,8 +35,7 @@ export async function claimOutboxBatch(
 }
 
 /** occurred_at as UTC text with microseconds: a JS Date would drop them. */
-const occurredAtUtc = (sql: SqlLike) =>
-  sql`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as occurred_at`;
+const occurredAtUtc = (sql: SqlLike) => sql`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as occurred_at`;
 
 export async function deleteOutboxBatch(sql: SqlLike, batchId: string): Promise<void> {
   await sql`delete from outbox where batch_id = ${batchId}`;

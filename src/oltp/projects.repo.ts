@@ -24,8 +24,7 @@ async function findProjectWhere(sql: SqlLike, condition: ReturnType<SqlLike>): P
   return project ?? null;
 }
 
-export const findProjectByApiKeyHash = (sql: SqlLike, keyHash: Buffer) =>
-  findProjectWhere(sql, sql`p.api_key_hash = ${keyHash}`);
+export const findProjectByApiKeyHash = (sql: SqlLike, keyHash: Buffer) => findProjectWhere(sql, sql`p.api_key_hash = ${keyHash}`);
 
 export const findProject = (sql: SqlLike, id: string) => findProjectWhere(sql, sql`p.id = ${id}`);
 
@@ -56,11 +55,11 @@ export async function createProject(
     if (input.maxProjects !== null && count >= input.maxProjects) {
       return { kind: 'limit_reached', limit: input.maxProjects };
     }
-  const [project] = await tx<Project[]>`
+    const [project] = await tx<Project[]>`
     insert into projects (account_id, name, api_key_hash)
     values (${input.accountId}, ${input.name}, ${input.apiKeyHash})
     returning id, account_id, name, archived, suspended, created_at, updated_at`;
-  return { kind: 'created', project: project as Project };
+    return { kind: 'created', project: project as Project };
   });
 }
 

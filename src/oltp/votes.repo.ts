@@ -50,12 +50,7 @@ export async function addVote(
  * Removes one user's vote. Removing a vote that does not exist changes nothing and answers the
  * current count: DELETE is idempotent, and the counter cannot go below zero.
  */
-export async function removeVote(
-  sql: Sql,
-  projectId: string,
-  feedbackId: string,
-  userId: string,
-): Promise<VoteState | null> {
+export async function removeVote(sql: Sql, projectId: string, feedbackId: string, userId: string): Promise<VoteState | null> {
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
     if (!feedback) return null;

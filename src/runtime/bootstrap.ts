@@ -24,23 +24,16 @@ export function configOrExit(): Config {
  * Applies pending migrations: PostgreSQL, and ClickHouse when a client is given. Logs one line
  * with what each store applied.
  */
-export async function migrateAll(
-  deps: {
-    sql: Sql;
-    clickhouse?: ClickHouseClient | undefined;
-    logger: Logger;
-    /** CLICKHOUSE_CLUSTER selects the cluster variant of the ClickHouse migrations. */
-    config?: Pick<Config, 'clickhouseCluster'>;
-  },
-): Promise<void> {
+export async function migrateAll(deps: {
+  sql: Sql;
+  clickhouse?: ClickHouseClient | undefined;
+  logger: Logger;
+  /** CLICKHOUSE_CLUSTER selects the cluster variant of the ClickHouse migrations. */
+  config?: Pick<Config, 'clickhouseCluster'>;
+}): Promise<void> {
   const postgres = await migratePostgres(deps.sql);
-  const clickhouse = deps.clickhouse
-    ? await migrateClickHouse(deps.clickhouse, { cluster: deps.config?.clickhouseCluster })
-    : [];
-  deps.logger.info(
-    { postgres, clickhouse },
-    postgres.length + clickhouse.length > 0 ? 'migrations applied' : 'schema up to date',
-  );
+  const clickhouse = deps.clickhouse ? await migrateClickHouse(deps.clickhouse, { cluster: deps.config?.clickhouseCluster }) : [];
+  deps.logger.info({ postgres, clickhouse }, postgres.length + clickhouse.length > 0 ? 'migrations applied' : 'schema up to date');
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { newSecret, OPERATOR_TOKEN_PREFIX } from '../core/secrets.js';
 
-export type OperatorToken = { token: string; /** true when this start generated it */ created: boolean };
+export type OperatorToken = { token: string /** true when this start generated it */; created: boolean };
 
 /**
  * The operator token comes from OPERATOR_TOKEN; when unset, it is generated once and kept in

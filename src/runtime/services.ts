@@ -63,8 +63,7 @@ export async function createServices(
     closers.unshift(() => projectKeys.close());
 
     const clickhouse =
-      overrides.clickhouse ??
-      createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
+      overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
     closers.unshift(() => clickhouse.close());
     const telemetry = createTelemetry();
     // Rows ClickHouse refuses for their data go to PostgreSQL, so both writers isolate them there.
@@ -182,7 +181,6 @@ async function connectRedis(url: string): Promise<Redis> {
   return redis;
 }
 
-
 /**
  * Backlog gauges, read at scrape time: queue depth per state and the age of the oldest waiting
  * job (with Redis), and the outbox's pending facts and lag (how long the oldest has waited).
@@ -198,10 +196,14 @@ function registerBacklogGauges(telemetry: Telemetry, sql: Sql, queue: IngestQueu
       set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
     });
   }
-  scrapedGauge(telemetry, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
-    set(row?.n ?? 0);
-  });
+  scrapedGauge(
+    telemetry,
+    { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' },
+    async (set) => {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+      set(row?.n ?? 0);
+    },
+  );
   scrapedGauge(
     telemetry,
     { name: 'feedback_deliveries', help: 'Notification deliveries waiting (pending) or given up (failed)', labelNames: ['status'] },
@@ -212,10 +214,14 @@ function registerBacklogGauges(telemetry: Telemetry, sql: Sql, queue: IngestQueu
       for (const row of rows) set(row.n, { status: row.status });
     },
   );
-  scrapedGauge(telemetry, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
-    set(row?.n ?? 0);
-  });
+  scrapedGauge(
+    telemetry,
+    { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' },
+    async (set) => {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
+      set(row?.n ?? 0);
+    },
+  );
   scrapedGauge(telemetry, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
     const [row] = await sql<{ lag: number | null }[]>`
       select extract(epoch from clock_timestamp() - min(occurred_at))::float8 as lag from outbox`;

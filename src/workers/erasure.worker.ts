@@ -180,7 +180,10 @@ export class DataRightsWorker {
       if (!job || job.status === 'done' || job.status === 'failed') return;
       try {
         if (job.step === 'settle') {
-          if ((await outboxHoldsFactsBefore(sql, job.project_id, job.settled_after)) || !(await this.deps.queueSettled(job.settled_after))) {
+          if (
+            (await outboxHoldsFactsBefore(sql, job.project_id, job.settled_after)) ||
+            !(await this.deps.queueSettled(job.settled_after))
+          ) {
             await deferProjectDeletion(sql, id, this.#settleDelayMs);
             return;
           }

@@ -26,7 +26,10 @@ export class OutboxRelay {
     logger: Logger,
     private readonly options: { intervalMs?: number; batchSize?: number } = {},
   ) {
-    this.#loop = new DrainLoop(() => this.drain(), logger, { intervalMs: options.intervalMs ?? 200, failure: 'outbox relay: delivery failed, will retry' });
+    this.#loop = new DrainLoop(() => this.drain(), logger, {
+      intervalMs: options.intervalMs ?? 200,
+      failure: 'outbox relay: delivery failed, will retry',
+    });
   }
 
   start(): void {

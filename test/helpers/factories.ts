@@ -74,7 +74,11 @@ export async function setSuspended(server: TestServer, project: TestProject, sus
 export type TestMember = { id: string; email: string; adminToken: string; project: TestProject };
 
 /** Adds a team member (the project's account must be on Team) and returns it with its token. */
-export async function addMember(server: TestServer, project: TestProject, email = `member-${randomUUID()}@example.com`): Promise<TestMember> {
+export async function addMember(
+  server: TestServer,
+  project: TestProject,
+  email = `member-${randomUUID()}@example.com`,
+): Promise<TestMember> {
   const response = await server.request('POST', `/api/v1/projects/${project.id}/members`, {
     bearer: project.account.adminToken,
     body: { email },

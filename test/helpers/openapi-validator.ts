@@ -54,7 +54,14 @@ const UNKNOWN_ROUTE = { statuses: ['404'], schema: '#/components/schemas/Error' 
 const COMPONENTS_ID = 'https://openapi.test/components';
 const REF_PREFIX = '#/components/schemas/';
 
-type Template = { method: Method; template: string; regex: RegExp; literals: number; operation: Operation; pathItem: OpenAPIV3.PathItemObject };
+type Template = {
+  method: Method;
+  template: string;
+  regex: RegExp;
+  literals: number;
+  operation: Operation;
+  pathItem: OpenAPIV3.PathItemObject;
+};
 
 /** An OpenAPI 3.0 response validator for one document. */
 export class OpenApiValidator {
@@ -77,7 +84,14 @@ export class OpenApiValidator {
         if (!operation) continue;
         for (const base of serverPaths(operation.servers ?? pathItem.servers ?? document.servers)) {
           const full = `${base}${template}`;
-          this.templates.push({ method, template: full, regex: templateRegex(full), literals: full.replace(/\{[^}]+\}/g, '').length, operation, pathItem });
+          this.templates.push({
+            method,
+            template: full,
+            regex: templateRegex(full),
+            literals: full.replace(/\{[^}]+\}/g, '').length,
+            operation,
+            pathItem,
+          });
         }
       }
     }
@@ -146,7 +160,9 @@ export class OpenApiValidator {
     }
     const key = Object.keys(content).find((documentedType) => mediaTypeMatches(documentedType, mediaType));
     if (key === undefined) {
-      problems.push(`${where} ${status}: Content-Type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`);
+      problems.push(
+        `${where} ${status}: Content-Type ${mediaType || '(none)'} is not documented (documented: ${Object.keys(content).join(', ')})`,
+      );
       return problems;
     }
     const schema = content[key]?.schema;

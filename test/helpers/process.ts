@@ -53,7 +53,12 @@ export class ServiceProcess {
     // (the embedded PostgreSQL) if the service itself fails to stop it.
     // As the npm scripts run it: node with tsx's loader, no wrapper process between us and the
     // service, so signals reach the service itself.
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.child = spawn(process.execPath, ['--import', 'tsx', script], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       this.notify();
@@ -117,10 +122,7 @@ export class ServiceProcess {
   async waitForExit(timeoutMs: number): Promise<Exit> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`process did not exit within ${timeoutMs} ms\n${this.describe()}`)),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(new Error(`process did not exit within ${timeoutMs} ms\n${this.describe()}`)), timeoutMs);
     });
     try {
       return await Promise.race([this.exited, timeout]);

@@ -39,7 +39,12 @@ export async function seedAnalytics(
     received_at: chTime(row.at),
   }));
   // As the service inserts: synchronously, under a token of this batch (the chDB connection keeps settings).
-  await server.clickhouse.insert({ table: 'events', values: rows, format: 'JSONEachRow', clickhouse_settings: batchInsertSettings(randomUUID()) });
+  await server.clickhouse.insert({
+    table: 'events',
+    values: rows,
+    format: 'JSONEachRow',
+    clickhouse_settings: batchInsertSettings(randomUUID()),
+  });
   const base = Math.floor(Math.random() * 1e9) + 1e9;
   const facts = [
     { kind: 'vote_added', at: recent, id: base },
@@ -61,6 +66,11 @@ export async function seedAnalytics(
     mrr: null,
     first_seen_at: null,
   }));
-  await server.clickhouse.insert({ table: 'facts', values: facts, format: 'JSONEachRow', clickhouse_settings: batchInsertSettings(randomUUID()) });
+  await server.clickhouse.insert({
+    table: 'facts',
+    values: facts,
+    format: 'JSONEachRow',
+    clickhouse_settings: batchInsertSettings(randomUUID()),
+  });
   return { eventIds: rows.map((row) => row.event_id), factIds: facts.map((fact) => fact.fact_id) };
 }

@@ -86,7 +86,14 @@ export async function startHttpReceiver(behaviour: Behaviour = () => 200): Promi
       } catch {
         // keep the text
       }
-      const request: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body, at: performance.now() };
+      const request: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body,
+        at: performance.now(),
+      };
       const answer = current(requests.length, request);
       requests.push(request);
       if (answer === 'hang') {

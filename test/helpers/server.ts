@@ -140,7 +140,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
  * when it is JSON. The response is checked against the OpenAPI document: a status, Content-Type or
  * body the document does not allow throws (unless `skipOpenApiCheck`).
  */
-export async function requestTo<T = any>(base: string, method: string, urlPath: string, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+export async function requestTo<T = any>(
+  base: string,
+  method: string,
+  urlPath: string,
+  options: RequestOptions = {},
+): Promise<HttpResponse<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
   if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;

@@ -18,7 +18,13 @@ export async function accountWithProject(server: TestServer, plan: 'free' | 'pro
 export async function createFeedback(server: TestServer, apiKey: string, title: string, extra: Record<string, unknown> = {}) {
   const response = await server.request('POST', '/api/v1/feedbacks', {
     apiKey,
-    body: { title, description: `${title}: described by a user.`, category: 'feature_request', userId: `user-${randomBytes(3).toString('hex')}`, ...extra },
+    body: {
+      title,
+      description: `${title}: described by a user.`,
+      category: 'feature_request',
+      userId: `user-${randomBytes(3).toString('hex')}`,
+      ...extra,
+    },
   });
   expect(response.status).toBe(200);
   return response.body as { id: string; title: string; vote_count: number };

@@ -21,7 +21,10 @@ async function tab(): Promise<DashboardTab> {
 
 beforeAll(async () => {
   // One quick attempt per delivery, so a webhook nobody answers fails within the test.
-  [server, browser] = await Promise.all([startTestServer({ env: { DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '500' } }), launchChromium()]);
+  [server, browser] = await Promise.all([
+    startTestServer({ env: { DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '500' } }),
+    launchChromium(),
+  ]);
   team = await accountWithProject(server, 'team', 'Acme app');
 });
 
@@ -63,7 +66,9 @@ describe('signing in', () => {
   it('shows the sign-in page again when the service stops accepting the token', async () => {
     const t = await tab();
     await signIn(t, server, team.token);
-    await t.page.evaluate(`for (const key of Object.keys(sessionStorage)) if (key.endsWith('.token')) sessionStorage.setItem(key, 'fba_revoked_token')`);
+    await t.page.evaluate(
+      `for (const key of Object.keys(sessionStorage)) if (key.endsWith('.token')) sessionStorage.setItem(key, 'fba_revoked_token')`,
+    );
     await t.page.goto(`${server.url}/projects/${team.projectId}/metrics`);
     await t.page.waitForURL(/\/signin/);
     await expect.poll(() => t.page.getByRole('alert').textContent()).toContain('no longer accepts this token');
@@ -122,7 +127,9 @@ describe('feedback', () => {
     for (const userId of ['fan-1', 'fan-2']) {
       await server.request('POST', `/api/v1/feedbacks/${calendar.id}/votes`, { apiKey: team.apiKey, body: { userId } });
     }
-    const exportItem = (await server.request('GET', '/api/v1/feedbacks', { apiKey: team.apiKey })).body.find((f: { title: string }) => f.title === 'Export to CSV');
+    const exportItem = (await server.request('GET', '/api/v1/feedbacks', { apiKey: team.apiKey })).body.find(
+      (f: { title: string }) => f.title === 'Export to CSV',
+    );
     await server.request('POST', '/api/v1/users/register', { apiKey: team.apiKey, body: { userId: 'whale', mrr: 500 } });
     await server.request('POST', `/api/v1/feedbacks/${exportItem.id}/votes`, { apiKey: team.apiKey, body: { userId: 'whale' } });
     await t.page.reload();
@@ -134,7 +141,12 @@ describe('feedback', () => {
 
     await t.page.getByLabel('Category').selectOption('improvement');
     await t.page.getByRole('row').filter({ hasText: 'Dark mode' }).waitFor({ state: 'detached' });
-    expect(await t.page.getByRole('navigation', { name: 'Status' }).getByRole('link', { name: /Pending/ }).textContent()).toContain('1');
+    expect(
+      await t.page
+        .getByRole('navigation', { name: 'Status' })
+        .getByRole('link', { name: /Pending/ })
+        .textContent(),
+    ).toContain('1');
   });
 
   it('changes the status in the page, with a reason when rejecting, and the API answers the new status', async () => {
@@ -145,7 +157,9 @@ describe('feedback', () => {
 
     await t.page.getByLabel('New status').selectOption('in_progress');
     await t.page.getByRole('button', { name: 'Save status' }).click();
-    await expect.poll(async () => (await server.request('GET', `/api/v1/feedbacks/${item.id}`, { apiKey: team.apiKey })).body.status).toBe('in_progress');
+    await expect
+      .poll(async () => (await server.request('GET', `/api/v1/feedbacks/${item.id}`, { apiKey: team.apiKey })).body.status)
+      .toBe('in_progress');
 
     await t.page.getByLabel('New status').selectOption('rejected');
     await t.page.getByLabel(/Reason for rejecting/).fill('Out of scope for this year');
@@ -181,7 +195,10 @@ describe('feedback', () => {
     await t.page.getByRole('link', { name: 'Night theme please' }).waitFor();
 
     // Comments need the project's API key (no owner route for them): pasted once, kept in the tab.
-    await server.request('POST', `/api/v1/feedbacks/${target.id}/comments`, { apiKey: team.apiKey, body: { content: 'Please, my eyes!', userId: 'user-7' } });
+    await server.request('POST', `/api/v1/feedbacks/${target.id}/comments`, {
+      apiKey: team.apiKey,
+      body: { content: 'Please, my eyes!', userId: 'user-7' },
+    });
     await t.page.getByRole('link', { name: 'Dark theme support' }).click();
     await t.page.getByRole('heading', { level: 1, name: 'Dark theme support' }).waitFor();
     await t.page.getByLabel('Project API key').fill(team.apiKey);
@@ -202,7 +219,9 @@ describe('settings', () => {
     await t.page.getByLabel('Kind').selectOption('webhook');
     await t.page.getByLabel('URL').fill('http://127.0.0.1:9/feedback-hook');
     await t.page.getByRole('button', { name: 'Add integration' }).click();
-    expect(await t.page.getByRole('region', { name: 'Webhook signing secret' }).getByTestId('one-time-secret').textContent()).toMatch(/\S{16,}/);
+    expect(await t.page.getByRole('region', { name: 'Webhook signing secret' }).getByTestId('one-time-secret').textContent()).toMatch(
+      /\S{16,}/,
+    );
     await t.page.getByRole('button', { name: 'I have copied it' }).click();
     await t.page.getByText('http://127.0.0.1:9/feedback-hook').waitFor();
 
@@ -223,7 +242,10 @@ describe('settings', () => {
 
     await t.page.getByLabel('Email').fill('teammate@example.com');
     await t.page.getByRole('button', { name: 'Add member' }).click();
-    const memberToken = await t.page.getByRole('region', { name: 'Token for teammate@example.com' }).getByTestId('one-time-secret').textContent();
+    const memberToken = await t.page
+      .getByRole('region', { name: 'Token for teammate@example.com' })
+      .getByTestId('one-time-secret')
+      .textContent();
     await t.page.getByRole('button', { name: 'I have copied it' }).click();
     await t.page.getByText('teammate@example.com').waitFor();
 
@@ -243,8 +265,14 @@ describe('states', () => {
     // The service's refusals, answered in the browser for the next list request only: the API
     // cannot be made to fail on demand, and these are the pages' reactions to tell apart.
     const list = `**/api/v1/projects/${empty.projectId}/feedbacks*`;
-    await t.page.route(list, (route) =>
-      route.fulfill({ status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' }, body: '{"error":true,"reason":"rate limit exceeded"}' }),
+    await t.page.route(
+      list,
+      (route) =>
+        route.fulfill({
+          status: 429,
+          headers: { 'retry-after': '2', 'content-type': 'application/json' },
+          body: '{"error":true,"reason":"rate limit exceeded"}',
+        }),
       { times: 1 },
     );
     await t.page.reload();
@@ -254,8 +282,14 @@ describe('states', () => {
     await t.page.getByRole('button', { name: 'Retry now' }).click({ timeout: 5_000 });
     await t.page.getByText('No feedback yet').waitFor();
 
-    await t.page.route(list, (route) =>
-      route.fulfill({ status: 503, headers: { 'x-request-id': 'req-abc-123', 'content-type': 'application/json' }, body: '{"error":true,"reason":"unavailable"}' }),
+    await t.page.route(
+      list,
+      (route) =>
+        route.fulfill({
+          status: 503,
+          headers: { 'x-request-id': 'req-abc-123', 'content-type': 'application/json' },
+          body: '{"error":true,"reason":"unavailable"}',
+        }),
       { times: 1 },
     );
     await t.page.reload();
@@ -272,7 +306,11 @@ describe('states', () => {
 
 describe('metrics', () => {
   it('draws tracked events in the chart and pages through the event feed with its cursor', async () => {
-    const events = Array.from({ length: 30 }, (_, i) => ({ eventName: i % 2 ? 'feedback_list' : 'checkout', userId: `buyer-${i % 4}`, properties: { plan: i % 3 ? 'pro' : 'free', i } }));
+    const events = Array.from({ length: 30 }, (_, i) => ({
+      eventName: i % 2 ? 'feedback_list' : 'checkout',
+      userId: `buyer-${i % 4}`,
+      properties: { plan: i % 3 ? 'pro' : 'free', i },
+    }));
     expect((await server.request('POST', '/api/v1/events/batch', { apiKey: team.apiKey, body: { events } })).status).toBe(200);
     await waitForEvents(server, team.token, team.projectId, '', 30);
 

@@ -43,7 +43,10 @@ async function seedYear() {
     }
   }
   for (let start = 0; start < events.length; start += 1000) {
-    const response = await server.request('POST', '/api/v1/events/batch', { apiKey: team.apiKey, body: { events: events.slice(start, start + 1000) } });
+    const response = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: team.apiKey,
+      body: { events: events.slice(start, start + 1000) },
+    });
     expect(response.status).toBe(200);
   }
   const users = Array.from({ length: 12 }, (_, i) => ({ userId: `customer-${i}`, mrr: i % 3 === 0 ? 0 : 19 * (i + 1) }));
@@ -60,14 +63,20 @@ async function seedYear() {
   for (const [index, [title, category]] of titles.entries()) {
     const item = await createFeedback(server, team.apiKey, title, { category, userId: `customer-${index}` });
     created.push(item);
-    for (const voter of users.slice(index + 1, index + 1 + ((titles.length - index) * 2) % 11)) {
+    for (const voter of users.slice(index + 1, index + 1 + (((titles.length - index) * 2) % 11))) {
       await server.request('POST', `/api/v1/feedbacks/${item.id}/votes`, { apiKey: team.apiKey, body: { userId: voter.userId } });
     }
   }
   const [first, second, , , , sixth] = created;
   detailId = first!.id;
-  await server.request('PATCH', `/api/v1/projects/${team.projectId}/feedbacks/${second!.id}`, { bearer: team.token, body: { status: 'in_progress' } });
-  await server.request('PATCH', `/api/v1/projects/${team.projectId}/feedbacks/${sixth!.id}`, { bearer: team.token, body: { status: 'completed' } });
+  await server.request('PATCH', `/api/v1/projects/${team.projectId}/feedbacks/${second!.id}`, {
+    bearer: team.token,
+    body: { status: 'in_progress' },
+  });
+  await server.request('PATCH', `/api/v1/projects/${team.projectId}/feedbacks/${sixth!.id}`, {
+    bearer: team.token,
+    body: { status: 'completed' },
+  });
   await server.request('POST', `/api/v1/feedbacks/${detailId}/comments`, {
     apiKey: team.apiKey,
     body: { content: 'The white background hurts at night. A dark theme would make late sessions much nicer.', userId: 'customer-4' },
@@ -161,7 +170,9 @@ describe('the 365-day chart', () => {
     await tab.page.getByRole('region', { name: 'Breakdown rows' }).getByRole('cell', { name: 'note_created' }).waitFor();
     await tab.page.getByTestId('tile-total_mrr').waitFor();
     const median = [...durations].sort((a, b) => a - b)[1] as number;
-    console.log(`365-day daily chart: drawn ${durations.map((d) => d.toFixed(1)).join(', ')} ms after the API's answer (median ${median.toFixed(1)} ms)`);
+    console.log(
+      `365-day daily chart: drawn ${durations.map((d) => d.toFixed(1)).join(', ')} ms after the API's answer (median ${median.toFixed(1)} ms)`,
+    );
     expect(Math.max(...durations)).toBeLessThan(300);
     if (SCREENSHOTS) await tab.page.screenshot({ path: path.join(SCREENSHOTS, 'metrics.png'), fullPage: true });
   });
@@ -171,7 +182,12 @@ describe('accessibility, at 1280x800 and 390x844', () => {
   const pages = () => [
     { name: 'projects', path: '/projects', ready: 'Projects' },
     { name: 'inbox', path: `/projects/${team.projectId}/feedback`, ready: 'Feedback inbox', wait: 'Dark mode for the editor' },
-    { name: 'detail', path: `/projects/${team.projectId}/feedback/${detailId}`, ready: 'Dark mode for the editor', wait: 'Dark mode is planned' },
+    {
+      name: 'detail',
+      path: `/projects/${team.projectId}/feedback/${detailId}`,
+      ready: 'Dark mode for the editor',
+      wait: 'Dark mode is planned',
+    },
     { name: 'sdk-users', path: `/projects/${team.projectId}/users`, ready: 'SDK users', wait: 'Paying users' },
     { name: 'metrics', path: `/projects/${team.projectId}/metrics`, ready: 'Metrics', wait: 'Older events' },
     { name: 'settings', path: `/projects/${team.projectId}/settings`, ready: 'Settings', wait: 'No team member yet' },

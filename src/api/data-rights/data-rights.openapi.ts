@@ -3,12 +3,7 @@ import { z } from 'zod';
 import { EXPORT_FORMATS } from '../../olap/exports.js';
 import { PREDEFINED_EVENTS } from '../metrics/measures.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from '../operator/admin-accounts.schema.js';
-import {
-  AccountListResponse,
-  ErasureResponse,
-  IssuedAdminTokenResponse,
-  ProjectDeletionResponse,
-} from './data-rights.responses.js';
+import { AccountListResponse, ErasureResponse, IssuedAdminTokenResponse, ProjectDeletionResponse } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
@@ -24,7 +19,9 @@ const param = <S extends z.ZodType>(schema: S, description: string): S => schema
 const ADMIN_TOKEN = [{ AdminToken: [] }];
 const OPERATOR_TOKEN = [{ OperatorToken: [] }];
 
-const defaultError = error('Any other failure, in the server-wide error body: 405 with `Allow`, 500, 503 with `Retry-After` while the service shuts down.');
+const defaultError = error(
+  'Any other failure, in the server-wide error body: 405 with `Allow`, 500, 503 with `Retry-After` while the service shuts down.',
+);
 const tooManyRequests = {
   ...error('Rate limit exceeded (the budget of the token). Limited responses of every status carry the RateLimit-* headers.'),
   headers: { 'Retry-After': { description: 'Seconds until the budget allows a request again.', schema: { type: 'integer' as const } } },
@@ -45,14 +42,26 @@ const textExport = (what: string) => ({
   headers: exportHeaders,
   content: {
     'text/csv': { schema: z.string().meta({ description: 'RFC 4180 CSV, a header line first, CRLF line ends; null is an empty field.' }) },
-    'application/x-ndjson': { schema: z.string().meta({ description: 'JSON Lines: one JSON object per line, the same fields as the CSV columns.' }) },
+    'application/x-ndjson': {
+      schema: z.string().meta({ description: 'JSON Lines: one JSON object per line, the same fields as the CSV columns.' }),
+    },
   },
 });
 
 const formatParam = (formats: readonly string[], fallback: string) =>
-  param(z.enum(formats as [string, ...string[]]).optional().meta({ default: fallback }), `Output format: ${formats.map((f) => `\`${f}\``).join(', ')}. Default \`${fallback}\`.`);
+  param(
+    z
+      .enum(formats as [string, ...string[]])
+      .optional()
+      .meta({ default: fallback }),
+    `Output format: ${formats.map((f) => `\`${f}\``).join(', ')}. Default \`${fallback}\`.`,
+  );
 
-const echoHeader = (description: string, schema: { type: 'string' | 'integer' | 'boolean'; enum?: string[] }) => ({ description, schema, required: true });
+const echoHeader = (description: string, schema: { type: 'string' | 'integer' | 'boolean'; enum?: string[] }) => ({
+  description,
+  schema,
+  required: true,
+});
 
 /** Registers every data-rights route; `registry` is the one openapi.ts builds the document from. */
 export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
@@ -76,7 +85,10 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
       params: ProjectPath,
       query: z.object({
         format: formatParam(EXPORT_FORMATS, 'csv'),
-        date_from: param(z.iso.date().optional(), 'First day, `YYYY-MM-DD`, UTC, inclusive. Default: 29 days before `date_to`. Narrowed to the plan’s window.'),
+        date_from: param(
+          z.iso.date().optional(),
+          'First day, `YYYY-MM-DD`, UTC, inclusive. Default: 29 days before `date_to`. Narrowed to the plan’s window.',
+        ),
         date_to: param(z.iso.date().optional(), 'Last day, `YYYY-MM-DD`, UTC, inclusive. Default: today.'),
       }),
     },
@@ -85,7 +97,10 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
         description: 'The events, streamed.',
         headers: {
           ...exportHeaders,
-          'X-Event-Scope': echoHeader('`all`, or `predefined_only` when the plan cannot read custom event names.', { type: 'string', enum: ['all', 'predefined_only'] }),
+          'X-Event-Scope': echoHeader('`all`, or `predefined_only` when the plan cannot read custom event names.', {
+            type: 'string',
+            enum: ['all', 'predefined_only'],
+          }),
           'X-Date-From': echoHeader('First day of the window applied.', { type: 'string' }),
           'X-Date-To': echoHeader('Last day of the window applied.', { type: 'string' }),
           'X-Retention-Clamped': echoHeader('`true` when the plan narrowed the requested window.', { type: 'boolean' }),
@@ -132,7 +147,8 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     operationId: 'exportSdkUsers',
     tags: ['Data rights'],
     summary: 'Export the project’s SDK users (CSV or JSON Lines)',
-    description: 'Every SDK user, first registered first: `id`, `user_id`, `mrr`, `first_seen_at`, `last_seen_at`. Read through a PostgreSQL cursor.',
+    description:
+      'Every SDK user, first registered first: `id`, `user_id`, `mrr`, `first_seen_at`, `last_seen_at`. Read through a PostgreSQL cursor.',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath, query: z.object({ format: formatParam(TABLE_EXPORT_FORMATS, 'csv') }) },
     responses: {
@@ -147,7 +163,9 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
 
   // Erasure (GDPR Art. 17)
 
-  const erasureLocation = { Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } } };
+  const erasureLocation = {
+    Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } },
+  };
   route({
     method: 'delete',
     path: '/projects/{id}/users/{userId}',
@@ -163,7 +181,10 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     request: {
       params: z.object({
         id: projectId,
-        userId: param(z.string().min(1).max(255), 'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.'),
+        userId: param(
+          z.string().min(1).max(255),
+          'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+        ),
       }),
     },
     responses: {
@@ -183,7 +204,9 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     tags: ['Data rights'],
     summary: 'Follow an erasure',
     security: ADMIN_TOKEN,
-    request: { params: z.object({ id: projectId, erasureId: param(z.uuid(), 'Erasure id. A malformed id is a 404, like a missing one.') }) },
+    request: {
+      params: z.object({ id: projectId, erasureId: param(z.uuid(), 'Erasure id. A malformed id is a 404, like a missing one.') }),
+    },
     responses: {
       200: json('The erasure job.', ErasureResponse),
       401: unauthorized,
@@ -286,7 +309,8 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     operationId: 'listAccounts',
     tags: ['Operator'],
     summary: 'Find an account by email, or page through all accounts',
-    description: 'With `email`: the account with that address (any letter case), or an empty list. Without: oldest first, `limit` per page, `next_cursor` to go on.',
+    description:
+      'With `email`: the account with that address (any letter case), or an empty list. Without: oldest first, `limit` per page, `next_cursor` to go on.',
     security: OPERATOR_TOKEN,
     request: {
       query: ListAccountsQuery.extend({
@@ -309,7 +333,8 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
     operationId: 'issueAdminToken',
     tags: ['Operator'],
     summary: 'Issue a new admin token for an account (a lost one cannot be shown again)',
-    description: 'With `revokeOthers`, the account’s other owner tokens stop working in the same transaction; team members’ tokens are kept.',
+    description:
+      'With `revokeOthers`, the account’s other owner tokens stop working in the same transaction; team members’ tokens are kept.',
     security: OPERATOR_TOKEN,
     request: {
       params: z.object({ id: param(z.uuid(), 'Account id.') }),

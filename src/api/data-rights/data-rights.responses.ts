@@ -23,7 +23,10 @@ export const ErasureResponse = z
   .object({
     id: uuid,
     project_id: uuid,
-    user_id: z.string().nullable().meta({ description: 'The erased user id while the erasure runs; null once it is done (the record keeps no trace of it).' }),
+    user_id: z
+      .string()
+      .nullable()
+      .meta({ description: 'The erased user id while the erasure runs; null once it is done (the record keeps no trace of it).' }),
     status: jobStatus,
     step: z.enum(ERASURE_STEPS).meta({ description: 'The next step to run (`done` at the end); docs/data-rights.md lists them.' }),
     summary: z
@@ -52,7 +55,8 @@ export const ProjectDeletionResponse = z
     project_name: z.string(),
     status: jobStatus,
     step: z.enum(PROJECT_DELETION_STEPS).meta({
-      description: '`settle` (waiting for the project’s last facts and events to reach ClickHouse), `clickhouse` (deleting its rows there), `done`.',
+      description:
+        '`settle` (waiting for the project’s last facts and events to reach ClickHouse), `clickhouse` (deleting its rows there), `done`.',
     }),
     attempts: count,
     last_error: z.string().nullable(),
@@ -75,12 +79,17 @@ const accountSummaryFields = {
   admin_token_count: count.meta({ description: 'Owner admin tokens (team members’ own tokens not counted).' }),
 };
 
-export const AccountSummaryResponse = z.object(accountSummaryFields).meta({ id: 'AccountSummary', description: 'An account as the operator lists it.' });
+export const AccountSummaryResponse = z
+  .object(accountSummaryFields)
+  .meta({ id: 'AccountSummary', description: 'An account as the operator lists it.' });
 
 export const AccountListResponse = z
   .object({
     accounts: z.array(AccountSummaryResponse),
-    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page (and with `email`).' }),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null on the last page (and with `email`).' }),
   })
   .meta({ id: 'AccountList' });
 

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { EXPORT_FORMATS } from '../../olap/exports.js';
 
 const format = <const F extends readonly [string, ...string[]]>(formats: F) =>
-  z.enum(formats, { error: `must be one of ${formats.join(', ')}` }).optional().default(formats[0] as F[number]);
+  z
+    .enum(formats, { error: `must be one of ${formats.join(', ')}` })
+    .optional()
+    .default(formats[0] as F[number]);
 
 /** GET /projects/:id/exports/events. Dates are checked by the metrics window (src/metrics/window.ts). */
 export const EventsExportQuery = z.object({

@@ -42,7 +42,9 @@ export function registerDeliveryPaths(route: Route) {
     description:
       'Sets a failed delivery back to pending, due now, with a fresh budget of attempts (`attempts` restarts at 0; `last_error` stays until the next attempt). Same delivery id, so receivers can still tell a repeat.',
     security: ADMIN_TOKEN,
-    request: { params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }) },
+    request: {
+      params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }),
+    },
     responses: {
       200: json('The delivery, pending again.', DeliveryResponse),
       401: error('Missing or invalid admin token.'),

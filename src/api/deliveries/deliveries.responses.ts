@@ -14,8 +14,14 @@ export const DeliveryResponse = z
     type: z.enum(NOTIFICATION_TYPES),
     channel: z.enum(DELIVERY_CHANNELS),
     recipient: z.string().meta({ description: 'The email address, or the integration id.' }),
-    integration_id: uuid.nullable().meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
-    status: z.enum(DELIVERY_STATUSES).meta({ description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).' }),
+    integration_id: uuid
+      .nullable()
+      .meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
+    status: z
+      .enum(DELIVERY_STATUSES)
+      .meta({
+        description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).',
+      }),
     attempts: count.meta({ description: 'Attempts made since the delivery was created or last retried by an operator.' }),
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null once delivered.' }),
     next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is due; null otherwise.' }),
@@ -25,6 +31,4 @@ export const DeliveryResponse = z
   })
   .meta({ id: 'Delivery', description: 'A notification’s delivery to one recipient: an email, a Slack or Discord message, or a webhook.' });
 
-export type DeliveryResponseChecks = [
-  Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>,
-];
+export type DeliveryResponseChecks = [Expect<SameShape<ReturnType<typeof presentDelivery>, Out<typeof DeliveryResponse>>>];

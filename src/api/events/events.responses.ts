@@ -5,10 +5,7 @@ import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 
 // Events (SPEC 2.7)
 
-const properties = z
-  .record(z.string(), z.unknown())
-  .nullable()
-  .meta({ description: 'The properties object as sent, or null.' });
+const properties = z.record(z.string(), z.unknown()).nullable().meta({ description: 'The properties object as sent, or null.' });
 
 export const TrackedEventResponse = z
   .object({
@@ -27,6 +24,4 @@ export const BatchEventsResponse = z
   })
   .meta({ id: 'BatchEventsResult' });
 
-export type EventResponseChecks = [
-  Expect<SameShape<TrackedEventType, Out<typeof TrackedEventResponse>>>,
-];
+export type EventResponseChecks = [Expect<SameShape<TrackedEventType, Out<typeof TrackedEventResponse>>>];

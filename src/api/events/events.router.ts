@@ -40,9 +40,7 @@ export function eventsRouter({ projectKeys, eventSink, logger }: ApiDeps): Route
     } catch (error) {
       logger.warn({ err: error, events: events.length }, 'events not accepted');
       const reason =
-        error instanceof SinkUnavailableError
-          ? 'event ingestion is unavailable, retry later'
-          : 'event storage is unavailable, retry later';
+        error instanceof SinkUnavailableError ? 'event ingestion is unavailable, retry later' : 'event storage is unavailable, retry later';
       throw new AppError(503, reason, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
   }

@@ -40,8 +40,8 @@ const properties = z
     }
   });
 
-const timestamp = z
-  .iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z' })
+const timestamp = z.iso
+  .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T12:00:00Z' })
   .refine((value) => Date.parse(value) <= Date.now() + MAX_FUTURE_MS, { error: 'must be at most 1 hour in the future' })
   .refine((value) => Date.parse(value) >= Date.now() - MAX_PAST_MS, { error: 'must be at most 2 years in the past' })
   .optional();
@@ -51,7 +51,10 @@ const eventFields = {
   userId: userIdSchema,
   properties,
   timestamp,
-  eventId: z.uuid({ error: 'must be a UUID' }).transform((id) => id.toLowerCase()).optional(),
+  eventId: z
+    .uuid({ error: 'must be a UUID' })
+    .transform((id) => id.toLowerCase())
+    .optional(),
 };
 
 /** POST /events/track body (SPEC 4.9) plus the optional timestamp and eventId of DESIGN 3. */

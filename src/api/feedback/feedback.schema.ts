@@ -10,8 +10,16 @@ export const ListFeedbacksQuery = z.object({
   status: z.enum(FEEDBACK_STATUSES, { error: `must be one of ${FEEDBACK_STATUSES.join(', ')}` }).optional(),
   category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }).optional(),
   includeMerged: queryBoolean.optional().default(false),
-  sort: z.enum(FEEDBACK_SORTS, { error: `must be one of ${FEEDBACK_SORTS.join(', ')}` }).optional().default('votes'),
-  limit: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000').optional(),
+  sort: z
+    .enum(FEEDBACK_SORTS, { error: `must be one of ${FEEDBACK_SORTS.join(', ')}` })
+    .optional()
+    .default('votes'),
+  limit: z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(1000, 'must be at most 1000')
+    .optional(),
   offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional(),
 });
 export type ListFeedbacksQuery = z.infer<typeof ListFeedbacksQuery>;
@@ -19,10 +27,7 @@ export type ListFeedbacksQuery = z.infer<typeof ListFeedbacksQuery>;
 /** POST /feedbacks body (SPEC 4.2, 8.1). */
 export const CreateFeedbackBody = bodySchema({
   title: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
-  description: z
-    .string({ error: 'must be a string' })
-    .min(1, 'must be 1 to 5000 characters')
-    .max(5000, 'must be 1 to 5000 characters'),
+  description: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 5000 characters').max(5000, 'must be 1 to 5000 characters'),
   category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }),
   userId: userIdSchema,
   userEmail: optionalEmail,
@@ -52,12 +57,7 @@ export type AddCommentBody = z.infer<typeof AddCommentBody>;
 /** POST /users/register body (SPEC 4.8). `mrr: null` clears a stored figure. */
 export const RegisterUserBody = bodySchema({
   userId: userIdSchema,
-  mrr: z
-    .number({ error: 'must be a number' })
-    .min(0, 'must be >= 0')
-    .max(1e12, 'must be at most 1e12')
-    .nullable()
-    .optional(),
+  mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
 });
 export type RegisterUserBody = z.infer<typeof RegisterUserBody>;
 

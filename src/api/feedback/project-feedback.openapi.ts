@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { ADMIN_TOKEN, body, defaultError, error, feedbackId, json, projectId, ProjectPath, withFieldDocs, type Route } from '../openapi/building-blocks.js';
+import {
+  ADMIN_TOKEN,
+  body,
+  defaultError,
+  error,
+  feedbackId,
+  json,
+  projectId,
+  ProjectPath,
+  withFieldDocs,
+  type Route,
+} from '../openapi/building-blocks.js';
 import { FeedbackListQuery } from './feedback.openapi.js';
 import { MergeFeedbackBody, UpdateFeedbackBody } from './feedback.schema.js';
 import { FeedbackResponse } from './feedback.responses.js';

@@ -78,7 +78,8 @@ export function registerIntegrationPaths(route: Route) {
     operationId: 'listIntegrations',
     tags: ['Integrations'],
     summary: 'List a project’s integrations',
-    description: 'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
+    description:
+      'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath },
     responses: {

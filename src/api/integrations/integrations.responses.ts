@@ -9,14 +9,18 @@ import type { presentIntegration } from './integrations.presenter.js';
 const integrationFields = {
   id: uuid,
   project_id: uuid,
-  kind: z.enum(INTEGRATION_KINDS).meta({ description: 'Slack or Discord incoming webhook, or a generic signed webhook. Cannot be changed.' }),
+  kind: z
+    .enum(INTEGRATION_KINDS)
+    .meta({ description: 'Slack or Discord incoming webhook, or a generic signed webhook. Cannot be changed.' }),
   url: z.string().meta({ description: 'Absolute http or https URL the notifications are posted to.' }),
   events: z
     .array(z.enum(INTEGRATION_EVENTS))
     .nullable()
     .meta({ description: 'The notification types it receives; null: all of them, also types added later.' }),
   enabled: z.boolean().meta({ description: 'A disabled integration receives nothing.' }),
-  has_secret: z.boolean().meta({ description: 'Whether a signing secret is set (always true for a webhook). The secret itself is never returned.' }),
+  has_secret: z
+    .boolean()
+    .meta({ description: 'Whether a signing secret is set (always true for a webhook). The secret itself is never returned.' }),
   created_at: timestamp,
   updated_at: timestamp,
 };

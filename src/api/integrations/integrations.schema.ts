@@ -42,8 +42,7 @@ export const UpdateIntegrationBody = bodySchema({
   secret: secret.optional(),
   events: events.optional(),
   enabled: enabled.optional(),
-}).refine(
-  (body) => body.url !== undefined || body.secret !== undefined || body.events !== undefined || body.enabled !== undefined,
-  { error: 'url, secret, events or enabled is required' },
-);
+}).refine((body) => body.url !== undefined || body.secret !== undefined || body.events !== undefined || body.enabled !== undefined, {
+  error: 'url, secret, events or enabled is required',
+});
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBody>;

@@ -64,7 +64,8 @@ export function registerMemberPaths(route: Route) {
     operationId: 'listMembers',
     tags: ['Team members'],
     summary: 'List a project’s team members',
-    description: 'Oldest first. Answers on every plan: members added on Team are kept after a downgrade (their tokens are refused until the plan is Team again).',
+    description:
+      'Oldest first. Answers on every plan: members added on Team are kept after a downgrade (their tokens are refused until the plan is Team again).',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath },
     responses: {

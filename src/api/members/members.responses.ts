@@ -12,7 +12,9 @@ const memberFields = {
   created_at: timestamp,
 };
 
-export const MemberResponse = z.object(memberFields).meta({ id: 'Member', description: 'A team member of a project (Team plan), without its token.' });
+export const MemberResponse = z
+  .object(memberFields)
+  .meta({ id: 'Member', description: 'A team member of a project (Team plan), without its token.' });
 
 export const MemberWithAdminTokenResponse = z
   .object({

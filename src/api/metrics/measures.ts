@@ -5,14 +5,7 @@ export const isPredefinedEvent = (name: string) => (PREDEFINED_EVENTS as readonl
 export const EVENT_MEASURES = ['event_count', 'unique_event_users'] as const;
 export const FEEDBACK_MEASURES = ['feedback_count', 'vote_count', 'comment_count'] as const;
 /** SDK-user and revenue measures: admin-token surface only. */
-export const ADMIN_MEASURES = [
-  'sdk_users',
-  'new_sdk_users',
-  'active_sdk_users',
-  'paying_users',
-  'total_mrr',
-  'voter_mrr',
-] as const;
+export const ADMIN_MEASURES = ['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr', 'voter_mrr'] as const;
 
 export type EventMeasure = (typeof EVENT_MEASURES)[number];
 export type FeedbackMeasure = (typeof FEEDBACK_MEASURES)[number];

@@ -124,7 +124,13 @@ const OPERATIONS = [
     adminOperationId: 'projectMetricsBreakdown',
     summary: 'Metrics grouped by one dimension',
     response: { key: KeyMetrics.breakdown, admin: AdminMetrics.breakdown },
-    codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_DIMENSION', 'METRICS_MEASURE_NOT_SPLITTABLE', 'METRICS_INVALID_LIMIT'],
+    codes400: [
+      ...base400,
+      'METRICS_UNKNOWN_MEASURE',
+      'METRICS_INVALID_DIMENSION',
+      'METRICS_MEASURE_NOT_SPLITTABLE',
+      'METRICS_INVALID_LIMIT',
+    ],
     codes402: 'a breakdown by `event_name`, or an `event` filter naming a custom event, below Pro',
   },
   {

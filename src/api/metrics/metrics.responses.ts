@@ -100,7 +100,10 @@ function metricsResponses<M extends typeof KeyMeasureValues | typeof AdminMeasur
               measures,
             }),
           )
-          .meta({ description: 'Every bucket that overlaps the window, in order, zero-filled. Point-in-time measures are taken at the bucket’s end.' }),
+          .meta({
+            description:
+              'Every bucket that overlaps the window, in order, zero-filled. Point-in-time measures are taken at the bucket’s end.',
+          }),
       })
       .meta({ id: name('Timeseries'), description: 'Measures per time bucket.' }),
     breakdown: z

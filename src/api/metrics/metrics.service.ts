@@ -49,7 +49,14 @@ function requirePro(what: string): never {
 /** Parses `measures` against the surface: unknown names are 400, admin-only ones on the key surface 403. */
 function parseMeasures(value: string | undefined, surface: Surface, fallback: readonly Measure[]): Measure[] {
   if (value === undefined || value.trim() === '') return [...fallback];
-  const names = [...new Set(value.split(',').map((name) => name.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    ),
+  ];
   const measures: Measure[] = [];
   for (const name of names) {
     if (!(ADMIN_SURFACE_MEASURES as readonly string[]).includes(name)) {
@@ -78,8 +85,7 @@ function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly 
     }
     if (!allNames && !isPredefinedEvent(query.event)) requirePro(`filtering by the custom event "${query.event}"`);
   }
-  const names: q.NameFilter =
-    query.event !== undefined ? [query.event] : allNames ? null : [...PREDEFINED_EVENTS];
+  const names: q.NameFilter = query.event !== undefined ? [query.event] : allNames ? null : [...PREDEFINED_EVENTS];
   const surfaceMeasures = target.surface === 'admin' ? ADMIN_SURFACE_MEASURES : KEY_SURFACE_MEASURES;
   return {
     window,
@@ -201,10 +207,7 @@ export async function breakdown(client: ClickHouseClient, target: MetricsTarget,
   if (dimension === 'event_name' || property !== undefined) kind = 'event';
   else if (dimension === 'category' || dimension === 'status') kind = 'feedback';
   else {
-    throw new MetricsError(
-      'METRICS_INVALID_DIMENSION',
-      'dimension must be one of event_name, category, status, property.<key>',
-    );
+    throw new MetricsError('METRICS_INVALID_DIMENSION', 'dimension must be one of event_name, category, status, property.<key>');
   }
   if (property !== undefined && !PROPERTY_KEY.test(property)) {
     throw new MetricsError('METRICS_INVALID_DIMENSION', 'property.<key>: key must be 1 to 100 letters, digits or _$-.:@ and spaces');

@@ -71,7 +71,10 @@ export function resolveWindow(
   if (!isSupportedDay(to)) throw new MetricsError('METRICS_INVALID_DATE', `date_to must be ${SUPPORTED_DAYS}`);
   if (!isSupportedDay(from)) {
     const culprit = query.date_from !== undefined ? 'date_from' : 'date_to';
-    throw new MetricsError('METRICS_INVALID_DATE', `${culprit} must be ${SUPPORTED_DAYS}, and the window within them (its first day would be ${isoDate(from)})`);
+    throw new MetricsError(
+      'METRICS_INVALID_DATE',
+      `${culprit} must be ${SUPPORTED_DAYS}, and the window within them (its first day would be ${isoDate(from)})`,
+    );
   }
   return {
     dateFrom: isoDate(from),

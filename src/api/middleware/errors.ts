@@ -46,8 +46,7 @@ function classify(error: unknown): { status: number; reason: string; headers: Re
   const httpError = error as { status?: unknown; expose?: unknown; type?: unknown; message?: unknown; headers?: unknown };
   const status = typeof httpError.status === 'number' ? httpError.status : 500;
   if (status >= 400 && status < 500) {
-    const headers =
-      httpError.headers && typeof httpError.headers === 'object' ? (httpError.headers as Record<string, string>) : {};
+    const headers = httpError.headers && typeof httpError.headers === 'object' ? (httpError.headers as Record<string, string>) : {};
     const reason = httpError.expose && typeof httpError.message === 'string' ? httpError.message : 'bad request';
     return { status, reason, headers };
   }

@@ -1,15 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
-import {
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-  RLWrapperTimeouts,
-  type RateLimiterAbstract,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { RequestContext, AppState, Caller, } from '../state.js';
+import type { RequestContext, AppState, Caller } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
@@ -26,7 +20,6 @@ import type { RequestContext, AppState, Caller, } from '../state.js';
  * Every response of a limited route that got as far as a budget carries RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 adds Retry-After.
  */
-
 
 type Verdict = { allowed: boolean; limit: number; remaining: number; msBeforeReset: number };
 

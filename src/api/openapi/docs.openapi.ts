@@ -40,7 +40,10 @@ export function registerDocsPaths(route: Route) {
     security: PUBLIC,
     request: { params: z.object({ asset: describe(z.enum(DOCS_ASSETS), 'File name.') }) },
     responses: {
-      200: { description: 'The asset (JavaScript or CSS).', content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } } },
+      200: {
+        description: 'The asset (JavaScript or CSS).',
+        content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } },
+      },
       404: error('No such asset.'),
     },
   });

@@ -1,5 +1,11 @@
 import { Router } from '@koa/router';
-import { findAccountByEmail, issueAdminToken, listAccounts, type AccountCursor, type AccountSummary } from '../../oltp/admin-accounts.repo.js';
+import {
+  findAccountByEmail,
+  issueAdminToken,
+  listAccounts,
+  type AccountCursor,
+  type AccountSummary,
+} from '../../oltp/admin-accounts.repo.js';
 import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.js';
 import { operatorAuth } from '../auth.js';

@@ -4,11 +4,18 @@ import { PLANS } from '../../core/plans.js';
 import { bodySchema } from '../validation.js';
 
 const plan = z.enum(PLANS, { error: `must be one of ${PLANS.join(', ')}` });
-const projectName = z.string({ error: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters');
+const projectName = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, 'must be 1 to 200 characters')
+  .max(200, 'must be 1 to 200 characters');
 
 /** POST /admin/accounts (operator). */
 export const CreateAccountBody = bodySchema({
-  email: z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters').transform((e) => e.toLowerCase()),
+  email: z
+    .email({ error: 'must be an email address' })
+    .max(320, 'must be at most 320 characters')
+    .transform((e) => e.toLowerCase()),
   plan: plan.optional().default('free'),
 });
 export type CreateAccountBody = z.infer<typeof CreateAccountBody>;

@@ -36,8 +36,12 @@ export const DeadLettersResponse = z
           id: z.string().meta({ description: 'Dead letter id (an integer, as a string).' }),
           kind: z.enum(DEAD_LETTER_KINDS).meta({ description: '`event` (table events) or `fact` (table facts).' }),
           project_id: uuid.nullable().meta({ description: 'Project of the row; null only when the row’s own project id is not a UUID.' }),
-          row_key: z.string().meta({ description: 'The row’s identity: `<project id>:<event id>` for an event, the outbox id for a fact.' }),
-          payload: z.string().meta({ description: 'The row as it was sent to ClickHouse, as JSON text (NUL and lone surrogates stay escaped).' }),
+          row_key: z
+            .string()
+            .meta({ description: 'The row’s identity: `<project id>:<event id>` for an event, the outbox id for a fact.' }),
+          payload: z
+            .string()
+            .meta({ description: 'The row as it was sent to ClickHouse, as JSON text (NUL and lone surrogates stay escaped).' }),
           error_code: z.string().meta({ description: 'ClickHouse error code, e.g. `117`.' }),
           error_name: z.string().meta({ description: 'ClickHouse error name, e.g. `INCORRECT_DATA`.' }),
           error: z.string().meta({ description: 'ClickHouse’s message.' }),

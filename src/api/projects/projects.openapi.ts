@@ -25,7 +25,9 @@ export function registerProjectPaths(route: Route) {
       200: json('The project, with its API key (shown only here and on rotation).', ProjectWithApiKeyResponse),
       400: error('Validation failed; the reason names the field.'),
       401: error('Missing or invalid admin token.'),
-      402: error(`The plan’s project limit is reached (Free ${PLAN_LIMITS.free.maxProjects}, Pro ${PLAN_LIMITS.pro.maxProjects}, Team unlimited).`),
+      402: error(
+        `The plan’s project limit is reached (Free ${PLAN_LIMITS.free.maxProjects}, Pro ${PLAN_LIMITS.pro.maxProjects}, Team unlimited).`,
+      ),
       default: defaultError,
     },
   });

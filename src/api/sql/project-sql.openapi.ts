@@ -24,7 +24,6 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const echoMatches: Same<ProjectSqlEcho, Omit<z.infer<typeof ProjectSqlResponse>, keyof z.infer<typeof AdhocSqlResponse>>> = true;
 void echoMatches;
 
-
 /** Registers POST /projects/{id}/sql through the document's `route` (which adds the shared 429). */
 export function registerProjectSqlPaths(route: (config: RouteConfig) => void): void {
   const object = ProjectSqlBody.out;
@@ -44,7 +43,11 @@ export function registerProjectSqlPaths(route: (config: RouteConfig) => void): v
       '429 with Retry-After when the account already runs PROJECT_SQL_ACCOUNT_CONCURRENCY queries (default 2), or too many project queries wait.',
     security: [{ AdminToken: [] }],
     request: {
-      params: z.object({ id: z.uuid().meta({ param: { description: 'Project id. 404 when no such project exists, 403 when it belongs to another account.' } }) }),
+      params: z.object({
+        id: z
+          .uuid()
+          .meta({ param: { description: 'Project id. 404 when no such project exists, 403 when it belongs to another account.' } }),
+      }),
       body: {
         description:
           'Field names are given in camelCase; the snake_case spelling of each top-level field (`date_from` for `dateFrom`) is accepted too. When both are sent, the camelCase one wins.',
@@ -55,7 +58,9 @@ export function registerProjectSqlPaths(route: (config: RouteConfig) => void): v
               .extend({
                 query: object.shape.query.meta({ description: 'One SELECT (no SETTINGS clause), with `{name:Type}` parameters.' }),
                 params: object.shape.params.meta({ description: 'Values of the query’s parameters, by name.' }),
-                dateFrom: object.shape.dateFrom.meta({ description: 'First day to see (UTC). Default: the plan’s allowance before dateTo.' }),
+                dateFrom: object.shape.dateFrom.meta({
+                  description: 'First day to see (UTC). Default: the plan’s allowance before dateTo.',
+                }),
                 dateTo: object.shape.dateTo.meta({ description: 'Last day to see (UTC). Default: today.' }),
               })
               .meta({ id: 'ProjectSqlRequest' }),

@@ -8,13 +8,13 @@ import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 export const AdhocSqlResponse = z
   .object({
     columns: z.array(z.object({ name: z.string(), type: z.string().meta({ description: 'ClickHouse type' }) })),
-    rows: z.array(z.record(z.string(), z.unknown())).meta({ description: 'One object per row, keyed by column name; ClickHouse JSON encoding (64-bit integers as strings).' }),
+    rows: z
+      .array(z.record(z.string(), z.unknown()))
+      .meta({ description: 'One object per row, keyed by column name; ClickHouse JSON encoding (64-bit integers as strings).' }),
     row_count: count,
     truncated: z.boolean().meta({ description: 'True when the result had more rows than the limit and was cut.' }),
     elapsed_ms: count,
   })
   .meta({ id: 'AdhocSqlResult' });
 
-export type AdhocSqlResponseChecks = [
-  Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>,
-];
+export type AdhocSqlResponseChecks = [Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>];

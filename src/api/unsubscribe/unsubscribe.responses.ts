@@ -17,10 +17,10 @@ export const UnsubscribeLinkResponse = z
     feedback_id: uuid.meta({ description: 'The item whose status-change emails the link stops.' }),
     title: z.string().meta({ description: 'The item’s title.' }),
     email: z.string().meta({ description: 'The address the link was sent to (lowercase).' }),
-    subscribed: z.boolean().meta({ description: 'Whether the address still gets the item’s status-change emails (as a voter or as the submitter).' }),
+    subscribed: z
+      .boolean()
+      .meta({ description: 'Whether the address still gets the item’s status-change emails (as a voter or as the submitter).' }),
   })
   .meta({ id: 'UnsubscribeLink', description: 'What an unsubscribe link is for. Reading it changes nothing.' });
 
-export type UnsubscribeResponseChecks = [
-  Expect<SameShape<UnsubscribeLinkType, Out<typeof UnsubscribeLinkResponse>>>,
-];
+export type UnsubscribeResponseChecks = [Expect<SameShape<UnsubscribeLinkType, Out<typeof UnsubscribeLinkResponse>>>];

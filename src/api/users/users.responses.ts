@@ -15,6 +15,4 @@ export const SdkUserResponse = z
   })
   .meta({ id: 'SdkUser', description: 'A user of the client app (SPEC 2.6).' });
 
-export type SdkUserResponseChecks = [
-  Expect<SameShape<ReturnType<typeof presentSdkUser>, Out<typeof SdkUserResponse>>>,
-];
+export type SdkUserResponseChecks = [Expect<SameShape<ReturnType<typeof presentSdkUser>, Out<typeof SdkUserResponse>>>];

@@ -73,7 +73,14 @@ export function webStatic({ apiPrefix, distDir = WEB_DIST_DIR }: WebStaticOption
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || isServicePath(ctx.path, apiPrefix)) return next();
     if (ctx.path.startsWith(ASSETS_PREFIX)) {
       ctx.set(SECURITY_HEADERS);
-      await send(ctx, ctx.path, { root: distDir, maxage: ONE_YEAR_SECONDS * 1000, immutable: true, index: false, gzip: true, brotli: true });
+      await send(ctx, ctx.path, {
+        root: distDir,
+        maxage: ONE_YEAR_SECONDS * 1000,
+        immutable: true,
+        index: false,
+        gzip: true,
+        brotli: true,
+      });
       return;
     }
     if (ctx.path === FAVICON) {

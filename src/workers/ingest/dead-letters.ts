@@ -43,7 +43,10 @@ export class PostgresDeadLetters implements DeadLetterStore {
     const added = await recordDeadLetters(this.sql, letters);
     for (const [kind, count] of added) {
       this.telemetry?.deadLetters.inc({ kind }, count);
-      this.logger.warn({ kind, count, errors: [...new Set(letters.map((letter) => letter.errorName))] }, 'rows refused by ClickHouse were dead-lettered');
+      this.logger.warn(
+        { kind, count, errors: [...new Set(letters.map((letter) => letter.errorName))] },
+        'rows refused by ClickHouse were dead-lettered',
+      );
     }
   }
 }

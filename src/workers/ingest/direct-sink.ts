@@ -25,9 +25,7 @@ export class DirectEventSink implements EventSink {
   async submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     if (this.#closed) throw new SinkUnavailableError('shutting down');
     const result = await this.#batcher.add(events);
-    return events.map((event) =>
-      event.id_from_client ? (result.stored.get(eventKey(event.project_id, event.event_id)) ?? event) : event,
-    );
+    return events.map((event) => (event.id_from_client ? (result.stored.get(eventKey(event.project_id, event.event_id)) ?? event) : event));
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,6 @@ import { MicroBatcher } from './micro-batcher.js';
 export const EVENT_ID_TTL_SECONDS = 7 * 24 * 3600;
 const ADD_TIMEOUT_MS = 5_000;
 
-
 /**
  * With Redis: requests arriving within a few milliseconds are coalesced into one BullMQ job (one
  * Redis round trip for many requests); the request is answered once the job is stored. The

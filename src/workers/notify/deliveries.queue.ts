@@ -35,5 +35,7 @@ export type DeliveryQueue = ReturnType<typeof createDeliveryQueue>;
 /** Queues deliveries by id (duplicates of queued ones are ignored by BullMQ). */
 export async function enqueueDeliveries(queue: DeliveryQueue, ids: string[], maxAttempts: number): Promise<void> {
   if (ids.length === 0) return;
-  await queue.addBulk(ids.map((deliveryId) => ({ name: 'deliver', data: { deliveryId }, opts: deliveryJobOptions(deliveryId, maxAttempts) })));
+  await queue.addBulk(
+    ids.map((deliveryId) => ({ name: 'deliver', data: { deliveryId }, opts: deliveryJobOptions(deliveryId, maxAttempts) })),
+  );
 }

@@ -70,7 +70,8 @@ export function createMailer(options: {
           await transport.sendMail({ ...compose(message), signal: AbortSignal.timeout(totalMs) });
         } catch (error) {
           const e = error as Error & { responseCode?: number; code?: string };
-          if (e.code === 'EABORT' || e.name === 'AbortError') throw new DeliveryError(`SMTP: the send took longer than ${totalMs} ms`, false);
+          if (e.code === 'EABORT' || e.name === 'AbortError')
+            throw new DeliveryError(`SMTP: the send took longer than ${totalMs} ms`, false);
           // 5xx from the server is a final "no" (unknown mailbox, refused content); the rest may pass later.
           const permanent = typeof e.responseCode === 'number' && e.responseCode >= 500;
           throw new DeliveryError(`SMTP ${e.responseCode ?? e.code ?? ''}: ${e.message}`.replace(/\s+/g, ' ').trim(), permanent);

@@ -22,7 +22,10 @@ export class NotificationDispatcher {
     private readonly logger: Logger,
     private readonly options: { intervalMs?: number; batchSize?: number } = {},
   ) {
-    this.#loop = new DrainLoop(() => this.drain(), logger, { intervalMs: options.intervalMs ?? 200, failure: 'notification dispatch failed, will retry' });
+    this.#loop = new DrainLoop(() => this.drain(), logger, {
+      intervalMs: options.intervalMs ?? 200,
+      failure: 'notification dispatch failed, will retry',
+    });
   }
 
   start(): void {

@@ -15,7 +15,17 @@ const PROJECT_PAGES = [
 let lastPath: string | null = null;
 
 /** The frame of every signed-in page: header, the project's navigation, one h1, the content. */
-export function Page({ title, projectId, children, actions }: { title: string; projectId?: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Page({
+  title,
+  projectId,
+  children,
+  actions,
+}: {
+  title: string;
+  projectId?: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   const { path, route } = useLocation();
   const projects = useProjects();
   const project = projectId ? projects.data?.find((p) => p.id === projectId) : undefined;

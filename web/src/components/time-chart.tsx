@@ -11,7 +11,17 @@ export const CHART_MARKS = { response: 'timeseries-response', drawn: 'timeseries
  * A time series chart (uPlot: canvas, made for many points). `times` are bucket starts in
  * seconds. The figure carries a text summary for screen readers; the numbers are in the tables.
  */
-export function TimeChart({ times, series, interval, summary }: { times: number[]; series: Series[]; interval: 'day' | 'hour'; summary: string }) {
+export function TimeChart({
+  times,
+  series,
+  interval,
+  summary,
+}: {
+  times: number[];
+  series: Series[];
+  interval: 'day' | 'hour';
+  summary: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -35,7 +45,10 @@ export function TimeChart({ times, series, interval, summary }: { times: number[
         draw: [
           () => {
             // Only the first draw after new data counts: resizing redraws too.
-            if (performance.getEntriesByName(CHART_MARKS.response, 'mark').length > 0 && performance.getEntriesByName(CHART_MARKS.drawn, 'mark').length === 0) {
+            if (
+              performance.getEntriesByName(CHART_MARKS.response, 'mark').length > 0 &&
+              performance.getEntriesByName(CHART_MARKS.drawn, 'mark').length === 0
+            ) {
               performance.mark(CHART_MARKS.drawn);
               performance.measure(CHART_MARKS.measure, CHART_MARKS.response, CHART_MARKS.drawn);
             }

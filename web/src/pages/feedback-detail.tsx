@@ -158,7 +158,9 @@ function MergeForm({ projectId, item, all, onChanged }: { projectId: string; ite
   const candidates = useMemo(() => {
     const needle = search.trim().toLowerCase();
     if (!needle) return [];
-    return all.filter((other) => other.id !== item.id && other.merged_into_id === null && other.title.toLowerCase().includes(needle)).slice(0, 8);
+    return all
+      .filter((other) => other.id !== item.id && other.merged_into_id === null && other.title.toLowerCase().includes(needle))
+      .slice(0, 8);
   }, [all, item.id, search]);
 
   const merge = async (target: Feedback) => {
@@ -184,7 +186,13 @@ function MergeForm({ projectId, item, all, onChanged }: { projectId: string; ite
     <section class="card" aria-labelledby="merge-heading">
       <h2 id="merge-heading">Merge into another item</h2>
       <label for="merge-search">Find the item to merge into</label>
-      <input id="merge-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} aria-describedby="merge-help" />
+      <input
+        id="merge-search"
+        type="search"
+        value={search}
+        onInput={(e) => setSearch(e.currentTarget.value)}
+        aria-describedby="merge-help"
+      />
       <p id="merge-help" class="muted">
         Search by title; the votes of this item move to the one you choose.
       </p>
@@ -271,7 +279,13 @@ function Comments({ projectId, item, onChanged }: { projectId: string; item: Fee
           <p>Comments are read and answered with the project's API key. Paste it to see the thread; it is kept in this tab only.</p>
           <label for="project-api-key">Project API key</label>
           <div class="field-row">
-            <input id="project-api-key" type="password" autoComplete="off" value={draftKey} onInput={(e) => setDraftKey(e.currentTarget.value)} />
+            <input
+              id="project-api-key"
+              type="password"
+              autoComplete="off"
+              value={draftKey}
+              onInput={(e) => setDraftKey(e.currentTarget.value)}
+            />
             <button type="submit">Show comments</button>
           </div>
         </form>

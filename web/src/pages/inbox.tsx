@@ -3,7 +3,16 @@ import { useMemo } from 'preact/hooks';
 import { Page } from '../components/layout';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { FEEDBACK_PAGE_LIMIT, loadFeedback, type Feedback } from '../lib/feedback';
-import { CATEGORIES, CATEGORY_LABELS, formatCount, formatDate, formatMoney, STATUS_LABELS, STATUSES, type FeedbackStatus } from '../lib/format';
+import {
+  CATEGORIES,
+  CATEGORY_LABELS,
+  formatCount,
+  formatDate,
+  formatMoney,
+  STATUS_LABELS,
+  STATUSES,
+  type FeedbackStatus,
+} from '../lib/format';
 import { useResource } from '../lib/use-resource';
 
 const SORTS = { votes: 'Most votes', newest: 'Newest', mrr: "Voters' MRR" } as const;
@@ -45,7 +54,8 @@ export function InboxPage() {
     const counts = Object.fromEntries(STATUSES.map((status) => [status, 0])) as Record<FeedbackStatus, number>;
     for (const item of matching) counts[item.status] += 1;
     let visible = filters.status ? matching.filter((item) => item.status === filters.status) : matching;
-    if (filters.sort === 'mrr') visible = [...visible].sort((a, b) => (b.total_mrr ?? -1) - (a.total_mrr ?? -1) || b.vote_count - a.vote_count);
+    if (filters.sort === 'mrr')
+      visible = [...visible].sort((a, b) => (b.total_mrr ?? -1) - (a.total_mrr ?? -1) || b.vote_count - a.vote_count);
     return { visible, counts };
   }, [items.data, filters.merged, filters.search, filters.status, filters.sort]);
 
@@ -71,7 +81,11 @@ export function InboxPage() {
         </div>
         <div class="field">
           <label for="sort">Sort by</label>
-          <select id="sort" value={filters.sort} onChange={(e) => setFilter('sort', e.currentTarget.value === 'votes' ? undefined : e.currentTarget.value)}>
+          <select
+            id="sort"
+            value={filters.sort}
+            onChange={(e) => setFilter('sort', e.currentTarget.value === 'votes' ? undefined : e.currentTarget.value)}
+          >
             {(Object.keys(SORTS) as Sort[]).map((sort) => (
               <option value={sort} key={sort}>
                 {SORTS[sort]}
@@ -80,7 +94,12 @@ export function InboxPage() {
           </select>
         </div>
         <div class="field field-check">
-          <input id="merged" type="checkbox" checked={filters.merged} onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)} />
+          <input
+            id="merged"
+            type="checkbox"
+            checked={filters.merged}
+            onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)}
+          />
           <label for="merged">Show merged items</label>
         </div>
       </form>
@@ -105,7 +124,11 @@ export function InboxPage() {
       {items.state === 'failed' && <FailureNotice failure={items.failure} onRetry={items.reload} />}
       {items.state === 'loading' && !items.data && <Loading what="feedback" />}
       {items.data && visible.length === 0 && (
-        <Empty>{items.data.length === 0 ? 'No feedback yet. Items your users submit through the SDK appear here.' : 'No feedback matches these filters.'}</Empty>
+        <Empty>
+          {items.data.length === 0
+            ? 'No feedback yet. Items your users submit through the SDK appear here.'
+            : 'No feedback matches these filters.'}
+        </Empty>
       )}
       {items.data && visible.length > 0 && <FeedbackTable projectId={projectId} items={visible} />}
       {items.data && items.data.length >= FEEDBACK_PAGE_LIMIT && (

@@ -50,7 +50,13 @@ export function MetricsPage() {
 
   return (
     <Page title="Metrics" projectId={projectId}>
-      <RangeForm key={`${q.from}|${q.to}|${q.interval}`} from={q.from} to={q.to} interval={q.interval} onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })} />
+      <RangeForm
+        key={`${q.from}|${q.to}|${q.interval}`}
+        from={q.from}
+        to={q.to}
+        interval={q.interval}
+        onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })}
+      />
       {summary.data && <Narrowing echo={summary.data} />}
       <section aria-labelledby="summary-heading">
         <h2 id="summary-heading">Summary</h2>
@@ -65,7 +71,17 @@ export function MetricsPage() {
   );
 }
 
-function RangeForm({ from, to, interval, onApply }: { from: string; to: string; interval: Interval; onApply: (from: string, to: string, interval: Interval) => void }) {
+function RangeForm({
+  from,
+  to,
+  interval,
+  onApply,
+}: {
+  from: string;
+  to: string;
+  interval: Interval;
+  onApply: (from: string, to: string, interval: Interval) => void;
+}) {
   // Keyed by the applied range: when the URL changes (a quick range, the back button) the form
   // starts again from it.
   const [draft, setDraft] = useState({ from, to, interval });
@@ -80,7 +96,13 @@ function RangeForm({ from, to, interval, onApply }: { from: string; to: string; 
     >
       <div class="field">
         <label for="date-from">From</label>
-        <input id="date-from" type="date" required value={draft.from} onInput={(e) => setDraft({ ...draft, from: e.currentTarget.value })} />
+        <input
+          id="date-from"
+          type="date"
+          required
+          value={draft.from}
+          onInput={(e) => setDraft({ ...draft, from: e.currentTarget.value })}
+        />
       </div>
       <div class="field">
         <label for="date-to">To</label>
@@ -113,15 +135,15 @@ function Narrowing({ echo }: { echo: Echo }) {
     <>
       {echo.retention_clamped && (
         <p class="notice notice-plan" role="note" data-testid="clamp-notice">
-          Your plan keeps {echo.retention_window_days} days of metrics, so this shows {formatDate(echo.date_from)} to {formatDate(echo.date_to)}{' '}
-          instead of the range you asked for.
+          Your plan keeps {echo.retention_window_days} days of metrics, so this shows {formatDate(echo.date_from)} to{' '}
+          {formatDate(echo.date_to)} instead of the range you asked for.
           {echo.retention_window_days < 365 && ' The Team plan keeps 365 days.'}
         </p>
       )}
       {echo.event_scope === 'predefined_only' && (
         <p class="notice notice-plan" role="note">
-          Custom event names are not counted on your plan: event measures include only feedback_list, feedback_detail and submit_feedback. The Pro
-          and Team plans count every event name (already stored ones too).
+          Custom event names are not counted on your plan: event measures include only feedback_list, feedback_detail and submit_feedback.
+          The Pro and Team plans count every event name (already stored ones too).
         </p>
       )}
     </>
@@ -169,7 +191,10 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
     }
     const data = await unwrap(
       api.GET('/projects/{id}/metrics/timeseries', {
-        params: { path: { id: projectId }, query: { date_from: from, date_to: to, interval, measures: ['event_count', 'unique_event_users'] } },
+        params: {
+          path: { id: projectId },
+          query: { date_from: from, date_to: to, interval, measures: ['event_count', 'unique_event_users'] },
+        },
       }),
     );
     performance.mark(CHART_MARKS.response);
@@ -207,7 +232,14 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
   );
 }
 
-function Breakdown(props: { projectId: string; from: string; to: string; by: string; property: string; onChange: (by: string, prop?: string) => void }) {
+function Breakdown(props: {
+  projectId: string;
+  from: string;
+  to: string;
+  by: string;
+  property: string;
+  onChange: (by: string, prop?: string) => void;
+}) {
   const { projectId, from, to, by, property, onChange } = props;
   const dimension = by === 'property' ? `property.${property}` : 'event_name';
   const [draftProperty, setDraftProperty] = useState(property);
@@ -236,7 +268,11 @@ function Breakdown(props: { projectId: string; from: string; to: string; by: str
       >
         <div class="field">
           <label for="breakdown-by">Group events by</label>
-          <select id="breakdown-by" value={by} onChange={(e) => onChange(e.currentTarget.value, by === 'property' ? property : draftProperty)}>
+          <select
+            id="breakdown-by"
+            value={by}
+            onChange={(e) => onChange(e.currentTarget.value, by === 'property' ? property : draftProperty)}
+          >
             <option value="event_name">Event name</option>
             <option value="property">A property</option>
           </select>
@@ -245,7 +281,12 @@ function Breakdown(props: { projectId: string; from: string; to: string; by: str
           <>
             <div class="field">
               <label for="breakdown-property">Property name</label>
-              <input id="breakdown-property" value={draftProperty} maxLength={100} onInput={(e) => setDraftProperty(e.currentTarget.value)} />
+              <input
+                id="breakdown-property"
+                value={draftProperty}
+                maxLength={100}
+                onInput={(e) => setDraftProperty(e.currentTarget.value)}
+              />
             </div>
             <button type="submit">Show</button>
           </>
@@ -284,7 +325,21 @@ function Breakdown(props: { projectId: string; from: string; to: string; by: str
   );
 }
 
-function EventFeed({ projectId, from, to, cursor, query, path }: { projectId: string; from: string; to: string; cursor?: string | undefined; query: Record<string, string>; path: string }) {
+function EventFeed({
+  projectId,
+  from,
+  to,
+  cursor,
+  query,
+  path,
+}: {
+  projectId: string;
+  from: string;
+  to: string;
+  cursor?: string | undefined;
+  query: Record<string, string>;
+  path: string;
+}) {
   const result = useResource(
     () =>
       unwrap(

@@ -19,7 +19,11 @@ export function SdkUsersPage() {
         api.GET('/projects/{id}/metrics/summary', {
           params: {
             path: { id: projectId },
-            query: { date_from: isoDay(29), date_to: isoDay(0), measures: ['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr'] },
+            query: {
+              date_from: isoDay(29),
+              date_to: isoDay(0),
+              measures: ['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr'],
+            },
           },
         }),
       ),
@@ -30,7 +34,9 @@ export function SdkUsersPage() {
       <p>Users your app registers through the SDK (POST /users/register), with their monthly recurring revenue, over the last 30 days.</p>
       {summary.state === 'failed' && <FailureNotice failure={summary.failure} onRetry={summary.reload} />}
       {summary.state === 'loading' && !summary.data && <Loading what="SDK users" />}
-      {summary.data && <Tiles measures={summary.data.measures} only={['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr']} />}
+      {summary.data && (
+        <Tiles measures={summary.data.measures} only={['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr']} />
+      )}
       <p class="notice notice-info" role="note">
         The list of individual SDK users (MRR, first and last seen) needs an API route that does not exist yet; this page shows their totals
         until it does.

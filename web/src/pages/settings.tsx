@@ -52,7 +52,9 @@ function Integrations({ projectId }: { projectId: string }) {
   const create = (event: Event) => {
     event.preventDefault();
     return action.run(async () => {
-      const created = await unwrap(api.POST('/projects/{id}/integrations', { params: { path: { id: projectId } }, body: { kind, url: url.trim() } }));
+      const created = await unwrap(
+        api.POST('/projects/{id}/integrations', { params: { path: { id: projectId } }, body: { kind, url: url.trim() } }),
+      );
       if ('secret' in created && created.secret) setSecret(created.secret);
       setUrl('');
       list.reload();
@@ -71,7 +73,9 @@ function Integrations({ projectId }: { projectId: string }) {
   const remove = (integration: Schemas['Integration']) => {
     if (!window.confirm(`Remove the ${KIND_LABELS[integration.kind]} integration to ${integration.url}?`)) return;
     return action.run(async () => {
-      await unwrap(api.DELETE('/projects/{id}/integrations/{integrationId}', { params: { path: { id: projectId, integrationId: integration.id } } }));
+      await unwrap(
+        api.DELETE('/projects/{id}/integrations/{integrationId}', { params: { path: { id: projectId, integrationId: integration.id } } }),
+      );
       list.reload();
     });
   };
@@ -117,7 +121,14 @@ function Integrations({ projectId }: { projectId: string }) {
         </div>
         <div class="field field-grow">
           <label for="integration-url">URL</label>
-          <input id="integration-url" type="url" required placeholder="https://" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            id="integration-url"
+            type="url"
+            required
+            placeholder="https://"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
         </div>
         <button type="submit" class="primary" disabled={action.busy}>
           Add integration
@@ -137,7 +148,9 @@ function Members({ projectId }: { projectId: string }) {
   const add = (event: Event) => {
     event.preventDefault();
     return action.run(async () => {
-      const member = await unwrap(api.POST('/projects/{id}/members', { params: { path: { id: projectId } }, body: { email: email.trim() } }));
+      const member = await unwrap(
+        api.POST('/projects/{id}/members', { params: { path: { id: projectId } }, body: { email: email.trim() } }),
+      );
       setToken({ email: member.email, value: member.admin_token });
       setEmail('');
       list.reload();
@@ -193,13 +206,18 @@ type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 function Deliveries({ projectId }: { projectId: string }) {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
   const list = useResource(
-    () => unwrap(api.GET('/projects/{id}/deliveries', { params: { path: { id: projectId }, query: { limit: 50, ...(status ? { status } : {}) } } })),
+    () =>
+      unwrap(
+        api.GET('/projects/{id}/deliveries', { params: { path: { id: projectId }, query: { limit: 50, ...(status ? { status } : {}) } } }),
+      ),
     [projectId, status],
   );
   const action = useAction();
   const retry = (delivery: Schemas['Delivery']) =>
     action.run(async () => {
-      await unwrap(api.POST('/projects/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: projectId, deliveryId: delivery.id } } }));
+      await unwrap(
+        api.POST('/projects/{id}/deliveries/{deliveryId}/retry', { params: { path: { id: projectId, deliveryId: delivery.id } } }),
+      );
       list.reload();
     });
 
@@ -263,7 +281,9 @@ function Deliveries({ projectId }: { projectId: string }) {
           </table>
         </div>
       )}
-      {action.failure && <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />}
+      {action.failure && (
+        <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />
+      )}
     </section>
   );
 }

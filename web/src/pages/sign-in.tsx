@@ -43,8 +43,8 @@ export function SignInPage() {
       <form class="card sign-in-card" onSubmit={submit} aria-describedby="sign-in-help">
         <h1>Sign in</h1>
         <p id="sign-in-help" class="muted">
-          Use your account's admin token, or the token you were given as a team member. It is kept in this browser tab only, and forgotten when
-          you sign out or close the tab.
+          Use your account's admin token, or the token you were given as a team member. It is kept in this browser tab only, and forgotten
+          when you sign out or close the tab.
         </p>
         {ended && (
           <p class="notice notice-warn" role="alert">
