@@ -14,6 +14,17 @@ const platforms = {
   'linux-arm': { os: ['linux'], cpu: ['arm'] },
   'linux-x64': { os: ['linux'], cpu: ['x64'] },
   'win32-x64': { os: ['win32'], cpu: ['x64'] },
+  'win32-x64-msvc': { os: ['win32'], cpu: ['x64'] },
+  'win32-arm64': { os: ['win32'], cpu: ['arm64'] },
+  'win32-arm64-msvc': { os: ['win32'], cpu: ['arm64'] },
+  'win32-ia32-msvc': { os: ['win32'], cpu: ['ia32'] },
+  'linux-x64-musl': { os: ['linux'], cpu: ['x64'], libc: ['musl'] },
+  'linux-arm64-musl': { os: ['linux'], cpu: ['arm64'], libc: ['musl'] },
+  'linux-arm-gnueabihf': { os: ['linux'], cpu: ['arm'], libc: ['glibc'] },
+  'linux-ppc64-gnu': { os: ['linux'], cpu: ['ppc64'], libc: ['glibc'] },
+  'linux-s390x-gnu': { os: ['linux'], cpu: ['s390x'], libc: ['glibc'] },
+  'android-arm64': { os: ['android'], cpu: ['arm64'] },
+  'android-x64': { os: ['android'], cpu: ['x64'] },
 };
 let added = 0;
 for (const [path, entry] of Object.entries(lock.packages)) {
