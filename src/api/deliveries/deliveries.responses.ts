@@ -17,11 +17,9 @@ export const DeliveryResponse = z
     integration_id: uuid
       .nullable()
       .meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
-    status: z
-      .enum(DELIVERY_STATUSES)
-      .meta({
-        description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).',
-      }),
+    status: z.enum(DELIVERY_STATUSES).meta({
+      description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).',
+    }),
     attempts: count.meta({ description: 'Attempts made since the delivery was created or last retried by an operator.' }),
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed; null once delivered.' }),
     next_attempt_at: timestamp.nullable().meta({ description: 'When a pending delivery is due; null otherwise.' }),

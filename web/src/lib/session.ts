@@ -30,7 +30,7 @@ export const session = {
     endedBecause = null;
     memoryToken = token;
     storage()?.setItem(TOKEN_KEY, token);
-    listeners.forEach((listener) => listener());
+    for (const listener of listeners) listener();
   },
   /** Forgets the token and every API key of this tab. */
   signOut() {
@@ -42,7 +42,7 @@ export const session = {
         if (key === TOKEN_KEY || key.startsWith(API_KEY_PREFIX)) store.removeItem(key);
       }
     }
-    listeners.forEach((listener) => listener());
+    for (const listener of listeners) listener();
   },
   /** The service refused the token: sign out, remembering why for the sign-in page. */
   expire() {
