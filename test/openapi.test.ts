@@ -164,7 +164,7 @@ describe('the OpenAPI document', () => {
       expect(operation.security, `${method} ${path}`).toBeDefined();
       const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
       if (path.startsWith('/admin/')) expect(schemes, `${method} ${path}`).toEqual(['OperatorToken']);
-      else if (path.startsWith('/projects')) expect(schemes, `${method} ${path}`).toEqual(['AdminToken']);
+      else if (path.startsWith('/projects') || path === '/account') expect(schemes, `${method} ${path}`).toEqual(['AdminToken']);
       else if (
         ['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) ||
         path.startsWith('/docs') ||

@@ -2,6 +2,7 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
+import { accountRouter } from './account/account.router.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
@@ -26,6 +27,7 @@ import { sqlRouter } from './sql/sql.router.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
 import { unsubscribeRouter } from './unsubscribe/unsubscribe.router.js';
+import { projectUsersRouter } from './users/project-users.router.js';
 import { usersRouter } from './users/users.router.js';
 import { webStatic } from './web/web-static.js';
 
@@ -44,7 +46,9 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     metricsRouter(deps),
     sqlRouter(deps),
     operatorRouter(deps),
+    accountRouter(deps),
     projectsRouter(deps),
+    projectUsersRouter(deps),
     projectFeedbackRouter(deps),
     deliveriesRouter(deps),
     unsubscribeRouter(deps),

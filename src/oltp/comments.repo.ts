@@ -15,19 +15,31 @@ export async function listComments(sql: SqlLike, projectId: string, feedbackId: 
     order by created_at asc, seq asc`;
 }
 
-/** Adds a comment and bumps comment_count in the same transaction; null when the item is not there. */
+/** Who posted an owner's reply with the admin token: the account, and the member whose token it was. */
+export type CommentAuthor = { accountId: string; memberId: string | null };
+
+/** The user_id an owner's reply answers (SPEC 2.5 has one for every comment): the author, by kind and id. */
+export function authorUserId(author: CommentAuthor): string {
+  return author.memberId === null ? `account:${author.accountId}` : `member:${author.memberId}`;
+}
+
+/**
+ * Adds a comment and bumps comment_count in the same transaction; null when the item is not there.
+ * `author` is given for a reply posted with the admin token, and recorded with the comment.
+ */
 export async function addComment(
   sql: Sql,
   projectId: string,
   feedbackId: string,
-  input: { content: string; userId: string; isAdmin: boolean },
+  input: { content: string; userId: string; isAdmin: boolean; author?: CommentAuthor | undefined },
 ): Promise<CommentRow | null> {
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
     if (!feedback) return null;
     const [comment] = await tx<CommentRow[]>`
-      insert into comments (feedback_id, user_id, content, is_admin)
-      values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin})
+      insert into comments (feedback_id, user_id, content, is_admin, author_account_id, author_member_id)
+      values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin},
+              ${input.author?.accountId ?? null}, ${input.author?.memberId ?? null})
       returning id, content, user_id, is_admin, created_at`;
     await tx`
       update feedbacks set comment_count = comment_count + 1, updated_at = now()
@@ -42,5 +54,20 @@ export async function addComment(
       isAdmin: input.isAdmin,
     });
     return created;
+  });
+}
+
+/** An owner's reply (admin token): marked is_admin, attributed to the account or the member, never to an SDK user. */
+export async function addOwnerReply(
+  sql: Sql,
+  projectId: string,
+  feedbackId: string,
+  input: { content: string; author: CommentAuthor },
+): Promise<CommentRow | null> {
+  return addComment(sql, projectId, feedbackId, {
+    content: input.content,
+    userId: authorUserId(input.author),
+    isAdmin: true,
+    author: input.author,
   });
 }

@@ -3,7 +3,14 @@ import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
-import type { FeedbackCategory, FeedbackRow, FeedbackSort, FeedbackStatus } from './feedback.row.js';
+import {
+  FEEDBACK_STATUSES,
+  type FeedbackCategory,
+  type FeedbackRow,
+  type FeedbackSort,
+  type FeedbackStatus,
+  type OwnerFeedbackSort,
+} from './feedback.row.js';
 
 /**
  * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is
@@ -35,14 +42,19 @@ export type FeedbackFilters = {
   status?: FeedbackStatus | undefined;
   category?: FeedbackCategory | undefined;
   includeMerged: boolean;
-  sort: FeedbackSort;
+  /** Title contains this text, case-insensitively (the owner's list only). */
+  q?: string | undefined;
+  sort: FeedbackSort | OwnerFeedbackSort;
   limit?: number | undefined;
   offset?: number | undefined;
 };
 
 /** Each sort ends with the id, so equal keys still come back in one stable order. */
-function orderBy(sql: SqlLike, sort: FeedbackSort) {
+function orderBy(sql: SqlLike, sort: FeedbackSort | OwnerFeedbackSort) {
   switch (sort) {
+    case 'mrr':
+      // total_mrr is the output column of feedbackColumns; items no voter brings MRR to come last.
+      return sql`total_mrr desc nulls last, f.vote_count desc, f.created_at desc, f.id desc`;
     case 'votes':
       return sql`f.vote_count desc, f.created_at desc, f.id desc`;
     case 'newest':
@@ -52,6 +64,16 @@ function orderBy(sql: SqlLike, sort: FeedbackSort) {
     case 'comments':
       return sql`f.comment_count desc, f.created_at desc, f.id desc`;
   }
+}
+
+/**
+ * `ilike` with the term's own wildcards escaped: a search for `50%` or `a_b` finds those
+ * characters, not any text. The term travels as a parameter, never as SQL.
+ */
+function titleContains(sql: SqlLike, q: string | undefined) {
+  if (q === undefined || q === '') return sql``;
+  const pattern = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql`and f.title ilike ${pattern} escape '\\'`;
 }
 
 export async function listFeedbacks(
@@ -67,9 +89,34 @@ export async function listFeedbacks(
       ${filters.status ? sql`and f.status = ${filters.status}` : sql``}
       ${filters.category ? sql`and f.category = ${filters.category}` : sql``}
       ${filters.includeMerged ? sql`` : sql`and f.merged_into_id is null`}
+      ${titleContains(sql, filters.q)}
     order by ${orderBy(sql, filters.sort)}
     ${filters.limit !== undefined ? sql`limit ${filters.limit}` : sql``}
     ${filters.offset !== undefined ? sql`offset ${filters.offset}` : sql``}`;
+}
+
+export type StatusCounts = { total: number; by_status: Record<FeedbackStatus, number> };
+
+/**
+ * How many items of the project are in each status, under the list's filters other than status
+ * (category, merged items, title search), so the counts match the list they sit beside.
+ */
+export async function countFeedbacksByStatus(
+  sql: SqlLike,
+  projectId: string,
+  filters: Pick<FeedbackFilters, 'category' | 'includeMerged' | 'q'>,
+): Promise<StatusCounts> {
+  const rows = await sql<{ status: FeedbackStatus; count: number }[]>`
+    select f.status, count(*)::int as count
+    from feedbacks f
+    where f.project_id = ${projectId}
+      ${filters.category ? sql`and f.category = ${filters.category}` : sql``}
+      ${filters.includeMerged ? sql`` : sql`and f.merged_into_id is null`}
+      ${titleContains(sql, filters.q)}
+    group by f.status`;
+  const byStatus = Object.fromEntries(FEEDBACK_STATUSES.map((status) => [status, 0])) as Record<FeedbackStatus, number>;
+  for (const row of rows) byStatus[row.status] = row.count;
+  return { total: rows.reduce((sum, row) => sum + row.count, 0), by_status: byStatus };
 }
 
 /** One item of the project; null for a missing id and for an id of another project alike. */

@@ -10,6 +10,9 @@ export const FEEDBACK_CATEGORIES = ['feature_request', 'bug_report', 'improvemen
 export type FeedbackCategory = (typeof FEEDBACK_CATEGORIES)[number];
 export const FEEDBACK_SORTS = ['votes', 'newest', 'oldest', 'comments'] as const;
 export type FeedbackSort = (typeof FEEDBACK_SORTS)[number];
+/** The owner's list (admin token) also sorts by the voters' total MRR; the client app's list keeps SPEC 4.1's four. */
+export const OWNER_FEEDBACK_SORTS = [...FEEDBACK_SORTS, 'mrr'] as const;
+export type OwnerFeedbackSort = (typeof OWNER_FEEDBACK_SORTS)[number];
 
 /** Statuses in which voting is blocked (SPEC 2.2). */
 export const VOTING_CLOSED_STATUSES: ReadonlySet<FeedbackStatus> = new Set(['completed', 'rejected']);

@@ -1,4 +1,4 @@
-import type { Sql } from './db.js';
+import type { Sql, SqlLike } from './db.js';
 import { recordFact } from './outbox.repo.js';
 
 export type SdkUserRow = { id: string; user_id: string; mrr: number | null; first_seen_at: Date; last_seen_at: Date };
@@ -34,4 +34,45 @@ export async function registerSdkUser(
     });
     return user;
   });
+}
+
+export const SDK_USER_SORTS = ['mrr', 'first_seen', 'last_seen'] as const;
+export type SdkUserSort = (typeof SDK_USER_SORTS)[number];
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+
+export type SdkUserPage = { users: SdkUserRow[]; total: number };
+
+/** The sort key of each order. Users without MRR come last in both directions: unknown is not zero. */
+function sdkUserOrder(sql: SqlLike, sort: SdkUserSort, order: SortOrder) {
+  const direction = order === 'asc' ? sql`asc` : sql`desc`;
+  switch (sort) {
+    case 'mrr':
+      return sql`mrr ${direction} nulls last, user_id asc`;
+    case 'first_seen':
+      return sql`first_seen_at ${direction}, user_id asc`;
+    case 'last_seen':
+      return sql`last_seen_at ${direction}, user_id asc`;
+  }
+}
+
+/**
+ * One page of a project's SDK users and how many it has in all. last_seen_at is the last call of
+ * POST /users/register for the user (tracked events do not move it).
+ */
+export async function listSdkUsers(
+  sql: SqlLike,
+  projectId: string,
+  page: { sort: SdkUserSort; order: SortOrder; limit: number; offset: number },
+): Promise<SdkUserPage> {
+  const [users, [counted]] = await Promise.all([
+    sql<SdkUserRow[]>`
+      select id, user_id, mrr, first_seen_at, last_seen_at
+      from sdk_users
+      where project_id = ${projectId}
+      order by ${sdkUserOrder(sql, page.sort, page.order)}
+      limit ${page.limit} offset ${page.offset}`,
+    sql<{ total: number }[]>`select count(*)::int as total from sdk_users where project_id = ${projectId}`,
+  ]);
+  return { users, total: counted?.total ?? 0 };
 }

@@ -1,4 +1,4 @@
-import type { Sql } from './db.js';
+import type { Sql, SqlLike } from './db.js';
 import { recordFact } from './outbox.repo.js';
 import { lockFeedback } from './feedback.repo.js';
 import { VOTING_CLOSED_STATUSES } from './feedback.row.js';
@@ -65,4 +65,30 @@ export async function removeVote(sql: Sql, projectId: string, feedbackId: string
     await recordFact(tx, { kind: 'vote_removed', projectId, feedbackId, userId });
     return { feedback_id: feedbackId, vote_count: row?.vote_count ?? 0, has_voted: false };
   });
+}
+
+export type VoterRow = { user_id: string; email: string | null; mrr: number | null; created_at: Date };
+export type VotersOfFeedback = { voters: VoterRow[]; total_mrr: number | null };
+
+/**
+ * The voters of one item with their current MRR (from sdk_users; null for a user never registered
+ * or registered without one), highest MRR first, then oldest vote. total_mrr is the sum the item's
+ * Feedback answers (null when no voter has an MRR). Null when the item is not in the project.
+ */
+export async function listVoters(sql: SqlLike, projectId: string, feedbackId: string): Promise<VotersOfFeedback | null> {
+  const [feedback] = await sql`select 1 from feedbacks where id = ${feedbackId} and project_id = ${projectId}`;
+  if (!feedback) return null;
+  const voters = await sql<VoterRow[]>`
+    select v.user_id, v.email, u.mrr, v.created_at
+    from votes v
+    left join sdk_users u on u.project_id = ${projectId} and u.user_id = v.user_id
+    where v.feedback_id = ${feedbackId}
+    order by u.mrr desc nulls last, v.created_at asc, v.user_id asc`;
+  // Summed by PostgreSQL as the Feedback's total_mrr is, so the two figures are the same number.
+  const [total] = await sql<{ total_mrr: number | null }[]>`
+    select sum(u.mrr) as total_mrr
+    from votes v
+    join sdk_users u on u.project_id = ${projectId} and u.user_id = v.user_id
+    where v.feedback_id = ${feedbackId}`;
+  return { voters, total_mrr: total?.total_mrr ?? null };
 }

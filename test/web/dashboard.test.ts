@@ -120,6 +120,12 @@ describe('feedback', () => {
     await t.page.getByRole('row').filter({ hasText: 'Dark mode' }).waitFor({ state: 'detached' });
     await t.page.getByRole('row').filter({ hasText: 'Export to CSV' }).waitFor();
     expect(t.page.url()).toContain('q=export');
+    // The counts are the API's, under the search: one item matches.
+    const allTab = t.page.getByRole('navigation', { name: 'Status' }).getByRole('link', { name: /All/ });
+    await expect.poll(() => allTab.textContent()).toBe('All 1');
+    // The search is the API's (q=), with its wildcards taken literally.
+    await t.page.getByLabel('Search titles').fill('%');
+    await t.page.getByText('No feedback matches these filters.').waitFor();
 
     await t.page.getByLabel('Search titles').fill('');
     // Sorted by the voters' MRR: the item with fewer votes but a paying voter comes first.
@@ -194,21 +200,77 @@ describe('feedback', () => {
     await t.page.getByLabel('Show merged items').check();
     await t.page.getByRole('link', { name: 'Night theme please' }).waitFor();
 
-    // Comments need the project's API key (no owner route for them): pasted once, kept in the tab.
+    // Comments are read and answered with the admin token: no API key is pasted.
     await server.request('POST', `/api/v1/feedbacks/${target.id}/comments`, {
       apiKey: team.apiKey,
       body: { content: 'Please, my eyes!', userId: 'user-7' },
     });
     await t.page.getByRole('link', { name: 'Dark theme support' }).click();
     await t.page.getByRole('heading', { level: 1, name: 'Dark theme support' }).waitFor();
-    await t.page.getByLabel('Project API key').fill(team.apiKey);
-    await t.page.getByRole('button', { name: 'Show comments' }).click();
     await t.page.getByText('Please, my eyes!').waitFor();
+    expect(await t.page.getByLabel('Project API key').count()).toBe(0);
     await t.page.getByLabel('Reply as the team').fill('On the roadmap for May.');
     await t.page.getByRole('button', { name: 'Post reply' }).click();
     await t.page.getByText('On the roadmap for May.').waitFor();
     const comments = await server.request('GET', `/api/v1/feedbacks/${target.id}/comments`, { apiKey: team.apiKey });
+    const account = await server.request('GET', '/api/v1/account', { bearer: team.token });
+    expect(comments.body.at(-1)).toMatchObject({ user_id: `account:${account.body.id}` });
     expect(comments.body.at(-1)).toMatchObject({ content: 'On the roadmap for May.', is_admin: true });
+  });
+});
+
+describe('voters and SDK users', () => {
+  it('lists an item’s voters with their email and MRR, highest first, and the total', async () => {
+    const item = await createFeedback(server, team.apiKey, 'Keyboard shortcuts', { userId: 'kb-creator' });
+    for (const [userId, mrr] of [
+      ['kb-small', 9],
+      ['kb-big', 249],
+    ] as const) {
+      await server.request('POST', '/api/v1/users/register', { apiKey: team.apiKey, body: { userId, mrr } });
+      await server.request('POST', `/api/v1/feedbacks/${item.id}/votes`, {
+        apiKey: team.apiKey,
+        body: { userId, email: `${userId}@example.com` },
+      });
+    }
+    const t = await tab();
+    await signIn(t, server, team.token, `/projects/${team.projectId}/feedback/${item.id}`);
+    const voters = t.page.getByRole('region', { name: 'Voters' });
+    await voters.getByRole('cell', { name: 'kb-big', exact: true }).waitFor();
+    const rows = await voters.getByRole('row').allTextContents();
+    expect(rows.slice(1)).toEqual([
+      expect.stringMatching(/kb-big.*kb-big@example\.com.*\$249\.00/),
+      expect.stringMatching(/kb-small.*kb-small@example\.com.*\$9\.00/),
+      expect.stringMatching(/kb-creator.*—.*—/),
+    ]);
+    expect(await t.page.getByTestId('voters-total-mrr').textContent()).toBe('$258.00');
+  });
+
+  it('lists SDK users one by one, sorted by the column the owner picks', async () => {
+    const project = await accountWithProject(server, 'pro', 'Users app');
+    for (const [userId, mrr] of [
+      ['first-user', 50],
+      ['second-user', null],
+      ['third-user', 700],
+    ] as const) {
+      await server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId, mrr } });
+    }
+    const t = await tab();
+    await signIn(t, server, project.token, `/projects/${project.projectId}/users`);
+    const table = t.page.getByRole('region', { name: 'SDK users' });
+    const userIds = () => table.locator('tbody tr td:first-child').allTextContents();
+    // Last seen first by default.
+    await expect.poll(userIds).toEqual(['third-user', 'second-user', 'first-user']);
+    expect(await t.page.getByRole('heading', { name: /Users/ }).textContent()).toContain('(3)');
+
+    await table.getByRole('link', { name: /^MRR/ }).click();
+    await expect.poll(userIds).toEqual(['third-user', 'first-user', 'second-user']);
+    expect(t.page.url()).toContain('sort=mrr&order=desc');
+    await table.getByRole('link', { name: /^MRR/ }).click();
+    // Ascending: the unknown MRR stays last.
+    await expect.poll(userIds).toEqual(['first-user', 'third-user', 'second-user']);
+    await table.getByRole('link', { name: /^First seen/ }).click();
+    await expect.poll(userIds).toEqual(['third-user', 'second-user', 'first-user']);
+    expect(await table.getByRole('columnheader', { name: /First seen/ }).getAttribute('aria-sort')).toBe('descending');
   });
 });
 
@@ -358,9 +420,16 @@ describe('metrics', () => {
     // The window was clamped to the plan's 30 days: said, with the plan that keeps more.
     expect(await t.page.getByTestId('clamp-notice').textContent()).toContain('Your plan keeps 30 days of metrics');
 
+    // The plan is shown, and settings explain what it leaves out before anything is tried.
+    expect(await t.page.getByTestId('plan').textContent()).toBe('Free plan');
     await t.page.goto(`${server.url}/projects/${free.projectId}/settings`);
-    await t.page.getByLabel('Email').fill('colleague@example.com');
-    await t.page.getByRole('button', { name: 'Add member' }).click();
-    await expect.poll(() => gates.allTextContents()).toEqual([expect.stringContaining('Team members are part of the Team plan')]);
+    await expect
+      .poll(() => gates.allTextContents())
+      .toEqual([
+        expect.stringContaining('Integrations are part of the Pro and Team plans; this account is on the Free plan'),
+        expect.stringContaining('Team members are part of the Team plan; this account is on the Free plan'),
+      ]);
+    expect(await t.page.getByRole('button', { name: 'Add member' }).count()).toBe(0);
+    expect(await t.page.getByRole('button', { name: 'Add integration' }).count()).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../../oltp/feedback.row.
 import type { VoteState } from '../../oltp/votes.repo.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
-import type { presentComment, presentFeedback } from './feedback.presenter.js';
+import type { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
 
 // Feedback, votes, comments (SPEC 2.1 to 2.5)
 
@@ -46,7 +46,50 @@ export const CommentResponse = z
     created_at: timestamp,
   })
   .meta({ id: 'Comment', description: 'A comment (SPEC 2.5).' });
+
+// The owner's views of an item (admin token)
+
+const mrr = z.number().nullable();
+
+export const VotersResponse = z
+  .object({
+    feedback_id: uuid,
+    total_mrr: mrr.meta({ description: 'Combined MRR of the voters who have one; null when none has. The item’s `total_mrr`.' }),
+    voters: z.array(
+      z
+        .object({
+          user_id: z.string().meta({ description: 'The voter (the client app’s user id).' }),
+          email: z
+            .string()
+            .nullable()
+            .meta({ description: 'The email the voter gave with the vote (or the submitter with the item), if any.' }),
+          mrr: mrr.meta({ description: 'The voter’s current MRR (POST /users/register); null when unknown.' }),
+          created_at: timestamp.meta({ description: 'When the vote was cast.' }),
+        })
+        .meta({ id: 'Voter' }),
+    ),
+  })
+  .meta({ id: 'Voters', description: 'The voters of a feedback item, highest MRR first (unknown MRR last), then oldest vote.' });
+
+const statusCount = count.meta({ description: 'Items in this status.' });
+
+export const StatusCountsResponse = z
+  .object({
+    total: count.meta({ description: 'Items counted, every status.' }),
+    by_status: z.object({
+      pending: statusCount,
+      approved: statusCount,
+      in_progress: statusCount,
+      testflight: statusCount,
+      completed: statusCount,
+      rejected: statusCount,
+    }),
+  })
+  .meta({ id: 'FeedbackStatusCounts', description: 'How many items are in each status, every status present (0 when none).' });
+
 export type FeedbackResponseChecks = [
+  Expect<SameShape<ReturnType<typeof presentVoters>, Out<typeof VotersResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentStatusCounts>, Out<typeof StatusCountsResponse>>>,
   Expect<SameShape<ReturnType<typeof presentFeedback>, Out<typeof FeedbackResponse>>>,
   Expect<SameShape<VoteState, Out<typeof VoteResponse>>>,
   Expect<SameShape<ReturnType<typeof presentComment>, Out<typeof CommentResponse>>>,

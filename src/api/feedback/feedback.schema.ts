@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES } from '../../oltp/feedback.row.js';
+import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES, OWNER_FEEDBACK_SORTS } from '../../oltp/feedback.row.js';
 import { bodySchema, queryBoolean, userIdSchema } from '../validation.js';
 
 const email = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
@@ -23,6 +23,33 @@ export const ListFeedbacksQuery = z.object({
   offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional(),
 });
 export type ListFeedbacksQuery = z.infer<typeof ListFeedbacksQuery>;
+
+/** Title search of the owner's list: plain text, matched as typed (wildcards are escaped by the repository). */
+const titleSearch = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').optional();
+
+/** GET /projects/:id/feedbacks query: GET /feedbacks's, plus a title search and the sort by voters' MRR. */
+export const ProjectFeedbacksQuery = ListFeedbacksQuery.extend({
+  q: titleSearch,
+  sort: z
+    .enum(OWNER_FEEDBACK_SORTS, { error: `must be one of ${OWNER_FEEDBACK_SORTS.join(', ')}` })
+    .optional()
+    .default('votes'),
+});
+export type ProjectFeedbacksQuery = z.infer<typeof ProjectFeedbacksQuery>;
+
+/** GET /projects/:id/feedbacks/counts query: the list's filters other than status and paging. */
+export const FeedbackCountsQuery = z.object({
+  category: ListFeedbacksQuery.shape.category,
+  includeMerged: ListFeedbacksQuery.shape.includeMerged,
+  q: titleSearch,
+});
+export type FeedbackCountsQuery = z.infer<typeof FeedbackCountsQuery>;
+
+/** POST /projects/:id/feedbacks/:feedbackId/comments body: the author is the token's account or member. */
+export const OwnerReplyBody = bodySchema({
+  content: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 2000 characters').max(2000, 'must be 1 to 2000 characters'),
+});
+export type OwnerReplyBody = z.infer<typeof OwnerReplyBody>;
 
 /** POST /feedbacks body (SPEC 4.2, 8.1). */
 export const CreateFeedbackBody = bodySchema({

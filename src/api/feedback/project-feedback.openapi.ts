@@ -3,6 +3,7 @@ import {
   ADMIN_TOKEN,
   body,
   defaultError,
+  describe,
   error,
   feedbackId,
   json,
@@ -12,10 +13,33 @@ import {
   type Route,
 } from '../openapi/building-blocks.js';
 import { FeedbackListQuery } from './feedback.openapi.js';
-import { MergeFeedbackBody, UpdateFeedbackBody } from './feedback.schema.js';
-import { FeedbackResponse } from './feedback.responses.js';
+import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
+import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from './feedback.responses.js';
 
 const ProjectFeedbackPath = z.object({ id: projectId, feedbackId });
+
+const TITLE_SEARCH =
+  'Only items whose title contains this text, in any letter case. `%` and `_` are matched as themselves, not as wildcards. At most 200 characters; empty is no search.';
+
+/** The owner's list: GET /feedbacks's parameters, a title search and the sort by voters' MRR. */
+const ProjectFeedbackListQuery = FeedbackListQuery.extend({
+  q: describe(ProjectFeedbacksQuery.shape.q, TITLE_SEARCH),
+  sort: describe(
+    ProjectFeedbacksQuery.shape.sort,
+    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending), `mrr` (voters’ total MRR descending, items without one last, then votes). Ties by creation time, then id.',
+  ),
+});
+
+const CountsQuery = FeedbackCountsQuery.extend({
+  category: describe(FeedbackCountsQuery.shape.category, 'Only items of this category.'),
+  includeMerged: describe(
+    FeedbackCountsQuery.shape.includeMerged,
+    'Count items merged into others too (`true`/`false`, also `1`/`0`). Default false, as the list.',
+  ),
+  q: describe(FeedbackCountsQuery.shape.q, TITLE_SEARCH),
+});
+
+const notFoundItem = error('No such project, or no such feedback in it (an item of another project included).');
 
 const requestBodies = () => ({
   updateFeedbackStatus: body(
@@ -26,6 +50,7 @@ const requestBodies = () => ({
     'At least one of `status` and `rejectionReason`.',
   ),
   mergeFeedback: body(withFieldDocs(MergeFeedbackBody, { intoId: 'The target item, in the same project.' }), 'MergeFeedbackRequest'),
+  ownerReply: body(OwnerReplyBody, 'OwnerReplyRequest', 'The author is the token’s account, or its team member.'),
 });
 
 /** A project's feedback, with the admin token: the list, status changes and merges. */
@@ -38,15 +63,111 @@ export function registerProjectFeedbackPaths(route: Route) {
     operationId: 'listProjectFeedbacks',
     tags: ['Projects'],
     summary: 'List a project’s feedback',
-    description: 'The same query parameters as GET /feedbacks; `has_voted` is always false here.',
+    description:
+      'The query parameters of GET /feedbacks, plus `q` (title search) and `sort=mrr`; `has_voted` is always false here. Counts per status: GET /projects/{id}/feedbacks/counts.',
     security: ADMIN_TOKEN,
-    request: { params: ProjectPath, query: FeedbackListQuery },
+    request: { params: ProjectPath, query: ProjectFeedbackListQuery },
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
       401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/feedbacks/counts',
+    operationId: 'countProjectFeedbacks',
+    tags: ['Projects'],
+    summary: 'Count a project’s feedback per status',
+    description:
+      'Under the list’s filters other than `status` (category, merged items, title search), so the counts match the list beside them.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath, query: CountsQuery },
+    responses: {
+      200: json('Items per status.', StatusCountsResponse),
+      400: error('An invalid query parameter (the reason names it), or one given twice.'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/feedbacks/{feedbackId}',
+    operationId: 'getProjectFeedback',
+    tags: ['Projects'],
+    summary: 'Get one feedback item',
+    description: 'Merged items included; `has_voted` is always false here.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectFeedbackPath },
+    responses: {
+      200: json('The item.', FeedbackResponse),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: notFoundItem,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/feedbacks/{feedbackId}/votes',
+    operationId: 'listFeedbackVoters',
+    tags: ['Projects'],
+    summary: 'List a feedback item’s voters with their MRR',
+    description:
+      'Every voter with the email they gave (they are the owner’s users) and their current MRR from POST /users/register, and the total the item’s `total_mrr` answers.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectFeedbackPath },
+    responses: {
+      200: json('The voters.', VotersResponse),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: notFoundItem,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/feedbacks/{feedbackId}/comments',
+    operationId: 'listProjectFeedbackComments',
+    tags: ['Projects'],
+    summary: 'List a feedback item’s comments',
+    description: 'The comments GET /feedbacks/{id}/comments answers, oldest first, read with the admin token.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectFeedbackPath },
+    responses: {
+      200: json('The comments.', z.array(CommentResponse)),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: notFoundItem,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/projects/{id}/feedbacks/{feedbackId}/comments',
+    operationId: 'replyToFeedback',
+    tags: ['Projects'],
+    summary: 'Reply to a feedback item as the project’s team',
+    description:
+      'A comment with `is_admin` true, recorded as written by the token’s account or team member: its `user_id` is `account:<account id>` or `member:<member id>`, never a user of the client app.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectFeedbackPath, body: requests.ownerReply },
+    responses: {
+      200: json('The comment.', CommentResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended or archived.'),
+      404: notFoundItem,
       default: defaultError,
     },
   });

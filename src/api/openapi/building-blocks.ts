@@ -119,7 +119,7 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry) {
     scheme: 'bearer',
     bearerFormat: 'fba_…',
     description:
-      'Account admin token, for the project owner or a team member (both act as the account): `/projects…`. 401 when missing or unknown, and for a team member’s token while the plan is not Team; 403 for a project of another account.',
+      'Account admin token, for the project owner or a team member (both act as the account): `/projects…` and `/account`. 401 when missing or unknown, and for a team member’s token while the plan is not Team; 403 for a project of another account.',
   });
   registry.registerComponent('securitySchemes', 'OperatorToken', {
     type: 'http',

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
+import { registerAccountPaths } from '../account/account.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerDeliveryPaths } from '../deliveries/deliveries.openapi.js';
 import { registerEventPaths } from '../events/events.openapi.js';
@@ -57,6 +58,7 @@ function register(registry: OpenAPIRegistry) {
   registerProjectSqlPaths(route);
   registerSqlPaths(route);
   registerOperatorPaths(route);
+  registerAccountPaths(route);
   registerProjectPaths(route);
   registerProjectFeedbackPaths(route);
   registerMemberPaths(route);
@@ -82,7 +84,7 @@ naming the parameter (\`METRICS_INVALID_PARAMETER\` on metrics), with equal valu
 A parameter may be given once; an array parameter (\`measures\`) repeated or as a comma list.
 
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
-admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`), the operator token as
+admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`, \`/account\`), the operator token as
 \`Authorization: Bearer\` (\`/admin/…\`).
 
 **Errors.** Two bodies: the server-wide \`{ "error": true, "reason": "…" }\` (authentication,

@@ -1,6 +1,29 @@
-import { API_KEY, body, defaultError, error, json, withFieldDocs, type Route } from '../openapi/building-blocks.js';
+import {
+  ADMIN_TOKEN,
+  API_KEY,
+  body,
+  defaultError,
+  describe,
+  error,
+  json,
+  ProjectPath,
+  withFieldDocs,
+  type Route,
+} from '../openapi/building-blocks.js';
 import { RegisterUserBody } from '../feedback/feedback.schema.js';
-import { SdkUserResponse } from './users.responses.js';
+import { SdkUserPageResponse, SdkUserResponse } from './users.responses.js';
+import { ListSdkUsersQuery } from './users.schema.js';
+
+const { shape } = ListSdkUsersQuery;
+const SdkUserListQuery = ListSdkUsersQuery.extend({
+  sort: describe(
+    shape.sort,
+    '`mrr`, `first_seen` (first registration) or `last_seen` (the default: the last POST /users/register for the user; tracked events do not move it). Users without MRR come last in both orders; ties by user id.',
+  ),
+  order: describe(shape.order, '`asc` or `desc` (the default).'),
+  limit: describe(shape.limit, 'Page size, 1 to 1000 (default 50).'),
+  offset: describe(shape.offset, 'Users to skip (default 0).'),
+});
 
 const requestBodies = () => ({
   registerSdkUser: body(
@@ -28,6 +51,26 @@ export function registerUserPaths(route: Route) {
       400: error('Validation failed; the reason names the field.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended.'),
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'get',
+    path: '/projects/{id}/users',
+    operationId: 'listProjectSdkUsers',
+    tags: ['Projects'],
+    summary: 'List a project’s SDK users',
+    description:
+      'One sorted page of the users the client app registered, with their MRR, first and last seen, and how many there are in all.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectPath, query: SdkUserListQuery },
+    responses: {
+      200: json('The page.', SdkUserPageResponse),
+      400: error('An invalid query parameter (the reason names it), or one given twice.'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
       default: defaultError,
     },
   });

@@ -1,4 +1,4 @@
-import type { SdkUserRow } from '../../oltp/sdk-users.repo.js';
+import type { SdkUserPage, SdkUserRow } from '../../oltp/sdk-users.repo.js';
 
 /** SDK user, SPEC 2.6. */
 export function presentSdkUser(row: SdkUserRow) {
@@ -9,4 +9,9 @@ export function presentSdkUser(row: SdkUserRow) {
     first_seen_at: row.first_seen_at.toISOString(),
     last_seen_at: row.last_seen_at.toISOString(),
   };
+}
+
+/** One page of a project's SDK users, with how many it has in all. */
+export function presentSdkUserPage(page: SdkUserPage) {
+  return { total: page.total, users: page.users.map(presentSdkUser) };
 }

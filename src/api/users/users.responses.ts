@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { timestamp, uuid } from '../openapi/response-fields.js';
+import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
-import type { presentSdkUser } from './users.presenter.js';
+import type { presentSdkUser, presentSdkUserPage } from './users.presenter.js';
 
 // SDK users (SPEC 2.6)
 
@@ -15,4 +15,14 @@ export const SdkUserResponse = z
   })
   .meta({ id: 'SdkUser', description: 'A user of the client app (SPEC 2.6).' });
 
-export type SdkUserResponseChecks = [Expect<SameShape<ReturnType<typeof presentSdkUser>, Out<typeof SdkUserResponse>>>];
+export const SdkUserPageResponse = z
+  .object({
+    total: count.meta({ description: 'SDK users of the project in all (every page).' }),
+    users: z.array(SdkUserResponse),
+  })
+  .meta({ id: 'SdkUserPage', description: 'One page of a project’s SDK users, in the order asked for.' });
+
+export type SdkUserResponseChecks = [
+  Expect<SameShape<ReturnType<typeof presentSdkUser>, Out<typeof SdkUserResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentSdkUserPage>, Out<typeof SdkUserPageResponse>>>,
+];

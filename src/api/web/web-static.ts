@@ -6,7 +6,8 @@ import type { Middleware } from 'koa';
 import type { AppState } from '../state.js';
 
 /** Where `npm run build:web` (run by `npm install` through `prepare`) puts the dashboard. */
-export const WEB_DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+// This file is src/api/web/web-static.ts: three levels below the repository's root.
+export const WEB_DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../web/dist');
 
 /** Vite names every file under assets/ by its content hash: a changed file gets a new name. */
 const ASSETS_PREFIX = '/assets/';

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
+import { PLAN_LABELS, useAccount } from '../lib/account';
 import { session } from '../lib/session';
 import { useProjects } from '../lib/projects';
 
@@ -28,6 +29,7 @@ export function Page({
 }) {
   const { path, route } = useLocation();
   const projects = useProjects();
+  const account = useAccount();
   const project = projectId ? projects.data?.find((p) => p.id === projectId) : undefined;
   useEffect(() => {
     document.title = project ? `${title} · ${project.name} · Feedback dashboard` : `${title} · Feedback dashboard`;
@@ -72,6 +74,11 @@ export function Page({
               })}
             </ul>
           </nav>
+        )}
+        {account && (
+          <span class="plan-badge" data-testid="plan">
+            {PLAN_LABELS[account.plan]} plan{account.role === 'member' ? ' · member' : ''}
+          </span>
         )}
         <button type="button" class="sign-out" onClick={signOut}>
           Sign out

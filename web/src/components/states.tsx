@@ -112,7 +112,7 @@ function RateLimited({ failure, onRetry }: { failure: ApiFailure; onRetry?: (() 
 /** A secret shown once (a new API key, a member's token) with a copy button. */
 export function OneTimeSecret({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
   return (
-    <div class="notice notice-secret" role="region" aria-label={label}>
+    <section class="notice notice-secret" aria-label={label}>
       <p>
         <strong>{label}</strong>: shown only this once. Copy it now and keep it somewhere safe.
       </p>
@@ -125,7 +125,7 @@ export function OneTimeSecret({ label, value, onDone }: { label: string; value: 
       <button type="button" onClick={onDone}>
         I have copied it
       </button>
-    </div>
+    </section>
   );
 }
 

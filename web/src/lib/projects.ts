@@ -25,7 +25,7 @@ export function loadProjects(): Promise<Project[]> {
 
 export function refreshProjects() {
   cache = null;
-  subscribers.forEach((notify) => notify());
+  for (const notify of subscribers) notify();
 }
 
 export function useProjects(): { data?: Project[]; failure?: ApiFailure } {

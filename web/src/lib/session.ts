@@ -1,10 +1,10 @@
 /**
  * The signed-in token (the account's admin token or a member's), kept in this tab's session
- * storage only: it is gone when the tab closes, never in a URL, a cookie or a log. Project API
- * keys the owner reveals in this tab (on creation or rotation, or pasted to read comments) are
- * kept the same way, per project.
+ * storage only: it is gone when the tab closes, never in a URL, a cookie or a log. No project API
+ * key is kept: every page works with the token (comments too, since the owner routes for them).
  */
 const TOKEN_KEY = 'feedback-dashboard.token';
+/** Where an earlier version kept API keys; still cleared on sign-out, so none outlives a session. */
 const API_KEY_PREFIX = 'feedback-dashboard.api-key.';
 
 type Listener = () => void;
@@ -30,7 +30,7 @@ export const session = {
     endedBecause = null;
     memoryToken = token;
     storage()?.setItem(TOKEN_KEY, token);
-    listeners.forEach((listener) => listener());
+    for (const listener of listeners) listener();
   },
   /** Forgets the token and every API key of this tab. */
   signOut() {
@@ -42,7 +42,7 @@ export const session = {
         if (key === TOKEN_KEY || key.startsWith(API_KEY_PREFIX)) store.removeItem(key);
       }
     }
-    listeners.forEach((listener) => listener());
+    for (const listener of listeners) listener();
   },
   /** The service refused the token: sign out, remembering why for the sign-in page. */
   expire() {
@@ -53,15 +53,6 @@ export const session = {
   /** Why the last session expired, until the next sign-in (a remounted sign-in page shows it too). */
   endReason(): string | null {
     return endedBecause;
-  },
-  apiKey(projectId: string): string | null {
-    return storage()?.getItem(API_KEY_PREFIX + projectId) ?? null;
-  },
-  rememberApiKey(projectId: string, apiKey: string) {
-    storage()?.setItem(API_KEY_PREFIX + projectId, apiKey);
-  },
-  forgetApiKey(projectId: string) {
-    storage()?.removeItem(API_KEY_PREFIX + projectId);
   },
   onChange(listener: Listener): () => void {
     listeners.add(listener);

@@ -1,41 +1,41 @@
 import { useRoute } from 'preact-iso';
-import { useMemo, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { Page } from '../components/layout';
+import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { loadFeedback, type Feedback } from '../lib/feedback';
+import { loadFeedback, loadFeedbackItem, type Feedback } from '../lib/feedback';
 import { CATEGORY_LABELS, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES, type FeedbackStatus } from '../lib/format';
-import { session } from '../lib/session';
 import { useResource } from '../lib/use-resource';
 import { StatusBadge } from './inbox';
-
-/** The author of the owner's replies: comments carry a user id, and owners have none of their own. */
-const OWNER_USER_ID = 'project-owner';
 
 export function FeedbackDetailPage() {
   const { params } = useRoute();
   const projectId = params.id ?? '';
   const feedbackId = params.feedbackId ?? '';
-  // The API has no admin route for one item: the project's list (merged included) has it.
-  const all = useResource(() => loadFeedback(projectId, { sort: 'votes' }), [projectId, feedbackId]);
-  const item = all.data?.find((candidate) => candidate.id === feedbackId);
+  const item = useResource(() => loadFeedbackItem(projectId, feedbackId), [projectId, feedbackId]);
 
   return (
-    <Page title={item ? item.title : 'Feedback'} projectId={projectId}>
+    <Page title={item.data ? item.data.title : 'Feedback'} projectId={projectId}>
       <p>
         <a href={`/projects/${projectId}/feedback`}>← Back to the inbox</a>
       </p>
-      {all.state === 'failed' && <FailureNotice failure={all.failure} onRetry={all.reload} />}
-      {all.state === 'loading' && !all.data && <Loading what="the feedback item" />}
-      {all.data && !item && <Empty>This feedback item does not exist in this project.</Empty>}
-      {item && all.data && <Detail projectId={projectId} item={item} all={all.data} onChanged={all.reload} />}
+      {item.state === 'failed' && item.failure.status === 404 && <Empty>This feedback item does not exist in this project.</Empty>}
+      {item.state === 'failed' && item.failure.status !== 404 && <FailureNotice failure={item.failure} onRetry={item.reload} />}
+      {item.state === 'loading' && !item.data && <Loading what="the feedback item" />}
+      {item.data && <Detail projectId={projectId} item={item.data} onChanged={item.reload} />}
     </Page>
   );
 }
 
-function Detail({ projectId, item, all, onChanged }: { projectId: string; item: Feedback; all: Feedback[]; onChanged: () => void }) {
-  const titleOf = (id: string) => all.find((other) => other.id === id)?.title ?? id;
+/** A link to another item of the project, named by its title once loaded. */
+function FeedbackLink({ projectId, id }: { projectId: string; id: string }) {
+  const other = useResource(() => loadFeedbackItem(projectId, id), [projectId, id]);
+  return <a href={`/projects/${projectId}/feedback/${id}`}>{other.data?.title ?? id}</a>;
+}
+
+function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   return (
     <div class="detail-grid">
       <section class="card" aria-labelledby="about-heading">
@@ -69,8 +69,7 @@ function Detail({ projectId, item, all, onChanged }: { projectId: string; item: 
         <p class="description">{item.description}</p>
         {item.merged_into_id && (
           <p class="notice notice-info">
-            Merged {formatDateTime(item.merged_at)} into{' '}
-            <a href={`/projects/${projectId}/feedback/${item.merged_into_id}`}>{titleOf(item.merged_into_id)}</a>.
+            Merged {formatDateTime(item.merged_at)} into <FeedbackLink projectId={projectId} id={item.merged_into_id} />.
           </p>
         )}
         {item.merged_feedback_ids && item.merged_feedback_ids.length > 0 && (
@@ -79,20 +78,69 @@ function Detail({ projectId, item, all, onChanged }: { projectId: string; item: 
             <ul>
               {item.merged_feedback_ids.map((id) => (
                 <li key={id}>
-                  <a href={`/projects/${projectId}/feedback/${id}`}>{titleOf(id)}</a>
+                  <FeedbackLink projectId={projectId} id={id} />
                 </li>
               ))}
             </ul>
           </>
         )}
-        <p class="muted">Each voter's MRR is not listed: the API gives the total of the voters' MRR only.</p>
       </section>
       <div class="stack">
         <StatusForm projectId={projectId} item={item} onChanged={onChanged} />
-        {!item.merged_into_id && <MergeForm projectId={projectId} item={item} all={all} onChanged={onChanged} />}
+        {!item.merged_into_id && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
       </div>
+      <Voters projectId={projectId} item={item} />
       <Comments projectId={projectId} item={item} onChanged={onChanged} />
     </div>
+  );
+}
+
+/** Who voted, with the email they gave and their MRR: the owner's own users. */
+function Voters({ projectId, item }: { projectId: string; item: Feedback }) {
+  const voters = useResource(
+    () => unwrap(api.GET('/projects/{id}/feedbacks/{feedbackId}/votes', { params: { path: { id: projectId, feedbackId: item.id } } })),
+    [projectId, item.id, item.vote_count],
+  );
+  return (
+    <section class="card voters" aria-labelledby="voters-heading">
+      <h2 id="voters-heading">Voters ({formatCount(item.vote_count)})</h2>
+      {voters.state === 'failed' && <FailureNotice failure={voters.failure} onRetry={voters.reload} />}
+      {voters.state === 'loading' && !voters.data && <Loading what="voters" />}
+      {voters.data && voters.data.voters.length === 0 && (
+        <Empty>{item.merged_into_id ? 'The votes moved to the item this one was merged into.' : 'No votes.'}</Empty>
+      )}
+      {voters.data && voters.data.voters.length > 0 && (
+        <>
+          <p>
+            Voters' MRR in total: <strong data-testid="voters-total-mrr">{formatMoney(voters.data.total_mrr)}</strong>
+          </p>
+          <ScrollRegion label="Voters">
+            <table class="data-table">
+              <thead>
+                <tr>
+                  <th scope="col">User</th>
+                  <th scope="col">Email</th>
+                  <th scope="col" class="num">
+                    MRR
+                  </th>
+                  <th scope="col">Voted</th>
+                </tr>
+              </thead>
+              <tbody>
+                {voters.data.voters.map((voter) => (
+                  <tr key={voter.user_id}>
+                    <td class="break">{voter.user_id}</td>
+                    <td class="break">{voter.email ?? '—'}</td>
+                    <td class="num">{formatMoney(voter.mrr)}</td>
+                    <td>{formatDateTime(voter.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+        </>
+      )}
+    </section>
   );
 }
 
@@ -151,17 +199,16 @@ function StatusForm({ projectId, item, onChanged }: { projectId: string; item: F
   );
 }
 
-function MergeForm({ projectId, item, all, onChanged }: { projectId: string; item: Feedback; all: Feedback[]; onChanged: () => void }) {
+function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   const [search, setSearch] = useState('');
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
-  const candidates = useMemo(() => {
-    const needle = search.trim().toLowerCase();
-    if (!needle) return [];
-    return all
-      .filter((other) => other.id !== item.id && other.merged_into_id === null && other.title.toLowerCase().includes(needle))
-      .slice(0, 8);
-  }, [all, item.id, search]);
+  // The API searches the titles; merged items are left out (a merge into one is refused).
+  const found = useResource(
+    () => (search.trim() ? loadFeedback(projectId, { q: search, sort: 'votes', limit: 9 }) : Promise.resolve([])),
+    [projectId, search],
+  );
+  const candidates = (found.data ?? []).filter((other) => other.id !== item.id).slice(0, 8);
 
   const merge = async (target: Feedback) => {
     if (!window.confirm(`Merge “${item.title}” into “${target.title}”? Its votes move there.`)) return;
@@ -196,7 +243,8 @@ function MergeForm({ projectId, item, all, onChanged }: { projectId: string; ite
       <p id="merge-help" class="muted">
         Search by title; the votes of this item move to the one you choose.
       </p>
-      {search.trim() !== '' && candidates.length === 0 && <p>No other open item matches.</p>}
+      {search.trim() !== '' && found.state === 'ready' && candidates.length === 0 && <p>No other open item matches.</p>}
+      {found.state === 'failed' && <FailureNotice failure={found.failure} onRetry={found.reload} />}
       {candidates.length > 0 && (
         <ul class="merge-candidates" aria-label="Matching items">
           {candidates.map((candidate) => (
@@ -216,51 +264,24 @@ function MergeForm({ projectId, item, all, onChanged }: { projectId: string; ite
   );
 }
 
-/**
- * Comments are read and written with the project's API key: the API has no owner route for them.
- * The key is the one this tab saw (created or rotated here), or one the owner pastes.
- */
+/** The comment thread, read and answered with the admin token: the reply is the team's, by this account or member. */
 function Comments({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
-  const [apiKey, setApiKey] = useState(() => session.apiKey(projectId));
-  const [draftKey, setDraftKey] = useState('');
   const [reply, setReply] = useState('');
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const path = { id: projectId, feedbackId: item.id };
   const comments = useResource(
-    () =>
-      apiKey
-        ? unwrap(api.GET('/feedbacks/{id}/comments', { params: { path: { id: item.id } }, headers: { 'X-API-Key': apiKey } }))
-        : Promise.resolve(null),
-    [apiKey, item.id, item.comment_count],
+    () => unwrap(api.GET('/projects/{id}/feedbacks/{feedbackId}/comments', { params: { path } })),
+    [projectId, item.id, item.comment_count],
   );
-
-  const useKey = (event: Event) => {
-    event.preventDefault();
-    const key = draftKey.trim();
-    if (!key) return;
-    session.rememberApiKey(projectId, key);
-    setApiKey(key);
-    setDraftKey('');
-  };
-
-  const forgetKey = () => {
-    session.forgetApiKey(projectId);
-    setApiKey(null);
-  };
 
   const send = async (event: Event) => {
     event.preventDefault();
-    if (!apiKey || reply.trim() === '') return;
+    if (reply.trim() === '') return;
     setBusy(true);
     setFailure(null);
     try {
-      await unwrap(
-        api.POST('/feedbacks/{id}/comments', {
-          params: { path: { id: item.id } },
-          headers: { 'X-API-Key': apiKey },
-          body: { content: reply.trim(), userId: OWNER_USER_ID, isAdmin: true },
-        }),
-      );
+      await unwrap(api.POST('/projects/{id}/feedbacks/{feedbackId}/comments', { params: { path }, body: { content: reply.trim() } }));
       setReply('');
       onChanged();
       comments.reload();
@@ -274,56 +295,29 @@ function Comments({ projectId, item, onChanged }: { projectId: string; item: Fee
   return (
     <section class="card comments" aria-labelledby="comments-heading">
       <h2 id="comments-heading">Comments ({formatCount(item.comment_count)})</h2>
-      {!apiKey && (
-        <form onSubmit={useKey}>
-          <p>Comments are read and answered with the project's API key. Paste it to see the thread; it is kept in this tab only.</p>
-          <label for="project-api-key">Project API key</label>
-          <div class="field-row">
-            <input
-              id="project-api-key"
-              type="password"
-              autoComplete="off"
-              value={draftKey}
-              onInput={(e) => setDraftKey(e.currentTarget.value)}
-            />
-            <button type="submit">Show comments</button>
-          </div>
-        </form>
+      {comments.state === 'failed' && <FailureNotice failure={comments.failure} onRetry={comments.reload} />}
+      {comments.state === 'loading' && !comments.data && <Loading what="comments" />}
+      {comments.data && comments.data.length === 0 && <Empty>No comments yet.</Empty>}
+      {comments.data && comments.data.length > 0 && (
+        <ol class="thread">
+          {comments.data.map((comment) => (
+            <li key={comment.id} class={comment.is_admin ? 'comment comment-owner' : 'comment'}>
+              <p class="comment-meta">
+                <strong>{comment.is_admin ? 'Team reply' : comment.user_id}</strong> · {formatDateTime(comment.created_at)}
+              </p>
+              <p class="comment-body">{comment.content}</p>
+            </li>
+          ))}
+        </ol>
       )}
-      {apiKey && (
-        <>
-          {comments.state === 'failed' && (
-            <>
-              <FailureNotice failure={comments.failure} onRetry={comments.reload} />
-              <button type="button" onClick={forgetKey}>
-                Use another API key
-              </button>
-            </>
-          )}
-          {comments.state === 'loading' && !comments.data && <Loading what="comments" />}
-          {comments.data && comments.data.length === 0 && <Empty>No comments yet.</Empty>}
-          {comments.data && comments.data.length > 0 && (
-            <ol class="thread">
-              {comments.data.map((comment) => (
-                <li key={comment.id} class={comment.is_admin ? 'comment comment-owner' : 'comment'}>
-                  <p class="comment-meta">
-                    <strong>{comment.is_admin ? 'Team reply' : comment.user_id}</strong> · {formatDateTime(comment.created_at)}
-                  </p>
-                  <p class="comment-body">{comment.content}</p>
-                </li>
-              ))}
-            </ol>
-          )}
-          <form onSubmit={send} class="reply-form">
-            <label for="reply">Reply as the team</label>
-            <textarea id="reply" rows={3} maxLength={2000} value={reply} onInput={(e) => setReply(e.currentTarget.value)} />
-            <button type="submit" class="primary" disabled={busy || reply.trim() === ''}>
-              Post reply
-            </button>
-          </form>
-          {failure && <FailureNotice failure={failure} />}
-        </>
-      )}
+      <form onSubmit={send} class="reply-form">
+        <label for="reply">Reply as the team</label>
+        <textarea id="reply" rows={3} maxLength={2000} value={reply} onInput={(e) => setReply(e.currentTarget.value)} />
+        <button type="submit" class="primary" disabled={busy || reply.trim() === ''}>
+          Post reply
+        </button>
+      </form>
+      {failure && <FailureNotice failure={failure} />}
     </section>
   );
 }

@@ -1,8 +1,8 @@
 import { useLocation, useRoute } from 'preact-iso';
-import { useMemo } from 'preact/hooks';
 import { Page } from '../components/layout';
+import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { FEEDBACK_PAGE_LIMIT, loadFeedback, type Feedback } from '../lib/feedback';
+import { FEEDBACK_PAGE_LIMIT, loadFeedback, loadStatusCounts, type Feedback } from '../lib/feedback';
 import {
   CATEGORIES,
   CATEGORY_LABELS,
@@ -11,6 +11,7 @@ import {
   formatMoney,
   STATUS_LABELS,
   STATUSES,
+  type FeedbackCategory,
   type FeedbackStatus,
 } from '../lib/format';
 import { useResource } from '../lib/use-resource';
@@ -21,7 +22,7 @@ type Sort = keyof typeof SORTS;
 /** The inbox's filters live in the URL, so a filtered view can be shared and survives a reload. */
 function readFilters(query: Record<string, string>) {
   const status = STATUSES.includes(query.status as FeedbackStatus) ? (query.status as FeedbackStatus) : undefined;
-  const category = CATEGORIES.includes(query.category as never) ? query.category : undefined;
+  const category = CATEGORIES.includes(query.category as FeedbackCategory) ? (query.category as FeedbackCategory) : undefined;
   const sort: Sort = query.sort === 'newest' || query.sort === 'mrr' ? query.sort : 'votes';
   return { status, category, sort, search: query.q ?? '', merged: query.merged === '1' };
 }
@@ -31,12 +32,13 @@ export function InboxPage() {
   const { query, path, route } = useLocation();
   const projectId = params.id ?? '';
   const filters = readFilters(query);
-  // Voters' MRR is sorted here: the API sorts by votes, newest, oldest or comments.
-  const serverSort = filters.sort === 'newest' ? 'newest' : 'votes';
+  // The API searches, filters, sorts and counts: the page draws what it answers.
+  const scope = { category: filters.category, q: filters.search, includeMerged: filters.merged };
   const items = useResource(
-    () => loadFeedback(projectId, { sort: serverSort, ...(filters.category ? { category: filters.category } : {}) }),
-    [projectId, serverSort, filters.category],
+    () => loadFeedback(projectId, { ...scope, status: filters.status, sort: filters.sort }),
+    [projectId, filters.status, filters.category, filters.search, filters.merged, filters.sort],
   );
+  const counts = useResource(() => loadStatusCounts(projectId, scope), [projectId, filters.category, filters.search, filters.merged]);
 
   const setFilter = (name: string, value: string | undefined) => {
     const next = new URLSearchParams(query);
@@ -46,93 +48,81 @@ export function InboxPage() {
     route(`${path}${search ? `?${search}` : ''}`, true);
   };
 
-  const { visible, counts } = useMemo(() => {
-    const all = items.data ?? [];
-    const inScope = filters.merged ? all : all.filter((item) => item.merged_into_id === null);
-    const needle = filters.search.trim().toLowerCase();
-    const matching = needle ? inScope.filter((item) => item.title.toLowerCase().includes(needle)) : inScope;
-    const counts = Object.fromEntries(STATUSES.map((status) => [status, 0])) as Record<FeedbackStatus, number>;
-    for (const item of matching) counts[item.status] += 1;
-    let visible = filters.status ? matching.filter((item) => item.status === filters.status) : matching;
-    if (filters.sort === 'mrr')
-      visible = [...visible].sort((a, b) => (b.total_mrr ?? -1) - (a.total_mrr ?? -1) || b.vote_count - a.vote_count);
-    return { visible, counts };
-  }, [items.data, filters.merged, filters.search, filters.status, filters.sort]);
-
-  const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
+  const narrowed = filters.status !== undefined || filters.category !== undefined || filters.search.trim() !== '';
 
   return (
     <Page title="Feedback inbox" projectId={projectId}>
-      <form class="filters card" role="search" aria-label="Filter feedback" onSubmit={(e) => e.preventDefault()}>
-        <div class="field">
-          <label for="search">Search titles</label>
-          <input id="search" type="search" value={filters.search} onInput={(e) => setFilter('q', e.currentTarget.value)} />
-        </div>
-        <div class="field">
-          <label for="category">Category</label>
-          <select id="category" value={filters.category ?? ''} onChange={(e) => setFilter('category', e.currentTarget.value)}>
-            <option value="">All categories</option>
-            {CATEGORIES.map((category) => (
-              <option value={category} key={category}>
-                {CATEGORY_LABELS[category]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="sort">Sort by</label>
-          <select
-            id="sort"
-            value={filters.sort}
-            onChange={(e) => setFilter('sort', e.currentTarget.value === 'votes' ? undefined : e.currentTarget.value)}
-          >
-            {(Object.keys(SORTS) as Sort[]).map((sort) => (
-              <option value={sort} key={sort}>
-                {SORTS[sort]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field field-check">
-          <input
-            id="merged"
-            type="checkbox"
-            checked={filters.merged}
-            onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)}
-          />
-          <label for="merged">Show merged items</label>
-        </div>
-      </form>
+      <search aria-label="Filter feedback">
+        <form class="filters card" onSubmit={(e) => e.preventDefault()}>
+          <div class="field">
+            <label for="search">Search titles</label>
+            <input id="search" type="search" value={filters.search} onInput={(e) => setFilter('q', e.currentTarget.value)} />
+          </div>
+          <div class="field">
+            <label for="category">Category</label>
+            <select id="category" value={filters.category ?? ''} onChange={(e) => setFilter('category', e.currentTarget.value)}>
+              <option value="">All categories</option>
+              {CATEGORIES.map((category) => (
+                <option value={category} key={category}>
+                  {CATEGORY_LABELS[category]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="sort">Sort by</label>
+            <select
+              id="sort"
+              value={filters.sort}
+              onChange={(e) => setFilter('sort', e.currentTarget.value === 'votes' ? undefined : e.currentTarget.value)}
+            >
+              {(Object.keys(SORTS) as Sort[]).map((sort) => (
+                <option value={sort} key={sort}>
+                  {SORTS[sort]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field field-check">
+            <input
+              id="merged"
+              type="checkbox"
+              checked={filters.merged}
+              onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)}
+            />
+            <label for="merged">Show merged items</label>
+          </div>
+        </form>
+      </search>
 
       <nav aria-label="Status" class="status-tabs">
         <ul>
           <li>
             <a href={hrefWith(query, path, 'status', undefined)} aria-current={filters.status === undefined ? 'page' : undefined}>
-              All <span class="count">{formatCount(total)}</span>
+              All <span class="count">{formatCount(counts.data?.total)}</span>
             </a>
           </li>
           {STATUSES.map((status) => (
             <li key={status}>
               <a href={hrefWith(query, path, 'status', status)} aria-current={filters.status === status ? 'page' : undefined}>
-                {STATUS_LABELS[status]} <span class="count">{formatCount(counts[status])}</span>
+                {STATUS_LABELS[status]} <span class="count">{formatCount(counts.data?.by_status[status])}</span>
               </a>
             </li>
           ))}
         </ul>
       </nav>
+      {counts.state === 'failed' && <FailureNotice failure={counts.failure} onRetry={counts.reload} />}
 
       {items.state === 'failed' && <FailureNotice failure={items.failure} onRetry={items.reload} />}
       {items.state === 'loading' && !items.data && <Loading what="feedback" />}
-      {items.data && visible.length === 0 && (
+      {items.data && items.data.length === 0 && (
         <Empty>
-          {items.data.length === 0
-            ? 'No feedback yet. Items your users submit through the SDK appear here.'
-            : 'No feedback matches these filters.'}
+          {narrowed ? 'No feedback matches these filters.' : 'No feedback yet. Items your users submit through the SDK appear here.'}
         </Empty>
       )}
-      {items.data && visible.length > 0 && <FeedbackTable projectId={projectId} items={visible} />}
+      {items.data && items.data.length > 0 && <FeedbackTable projectId={projectId} items={items.data} />}
       {items.data && items.data.length >= FEEDBACK_PAGE_LIMIT && (
-        <p class="muted">Showing the first {FEEDBACK_PAGE_LIMIT} items of this order; narrow by category to see others.</p>
+        <p class="muted">Showing the first {FEEDBACK_PAGE_LIMIT} items of this order; search or filter to see others.</p>
       )}
     </Page>
   );
@@ -148,7 +138,7 @@ function hrefWith(query: Record<string, string>, path: string, name: string, val
 
 function FeedbackTable({ projectId, items }: { projectId: string; items: Feedback[] }) {
   return (
-    <div class="table-scroll" role="region" aria-label="Feedback items" tabIndex={0}>
+    <ScrollRegion label="Feedback items">
       <table class="data-table feedback-table">
         <thead>
           <tr>
@@ -190,7 +180,7 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollRegion>
   );
 }
 

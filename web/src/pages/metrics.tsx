@@ -2,6 +2,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { useMemo, useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
 import { Page } from '../components/layout';
+import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { CHART_MARKS, TimeChart, type Series } from '../components/time-chart';
 import { formatCount, formatDate, formatDateTime, formatMoney, isoDay } from '../lib/format';
@@ -118,13 +119,13 @@ function RangeForm({
       <button type="submit" class="primary">
         Apply
       </button>
-      <div class="quick-ranges" role="group" aria-label="Quick ranges">
+      <fieldset class="quick-ranges" aria-label="Quick ranges">
         {RANGES.map((days) => (
           <button type="button" key={days} onClick={() => onApply(isoDay(days - 1), isoDay(0), draft.interval)}>
             Last {days} days
           </button>
         ))}
-      </div>
+      </fieldset>
     </form>
   );
 }
@@ -296,7 +297,7 @@ function Breakdown(props: {
       {result.state === 'loading' && !result.data && <Loading what="the breakdown" />}
       {result.data && result.data.rows.length === 0 && <Empty>No events in this range.</Empty>}
       {result.data && result.data.rows.length > 0 && (
-        <div class="table-scroll" role="region" aria-label="Breakdown rows" tabIndex={0}>
+        <ScrollRegion label="Breakdown rows">
           <table class="data-table">
             <thead>
               <tr>
@@ -319,7 +320,7 @@ function Breakdown(props: {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
     </section>
   );
@@ -362,7 +363,7 @@ function EventFeed({
       {result.state === 'loading' && !result.data && <Loading what="events" />}
       {result.data && result.data.events.length === 0 && <Empty>{cursor ? 'No older events.' : 'No events in this range yet.'}</Empty>}
       {result.data && result.data.events.length > 0 && (
-        <div class="table-scroll" role="region" aria-label="Events" tabIndex={0}>
+        <ScrollRegion label="Events">
           <table class="data-table feed-table">
             <thead>
               <tr>
@@ -385,7 +386,7 @@ function EventFeed({
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
       {result.data && (
         <nav aria-label="Event feed pages" class="link-row">

@@ -5,7 +5,6 @@ import { Page } from '../components/layout';
 import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
 import { formatDate } from '../lib/format';
 import { loadProjects, refreshProjects, type Project } from '../lib/projects';
-import { session } from '../lib/session';
 import { useResource } from '../lib/use-resource';
 
 const PROJECT_LIMITS = 'Free includes 1 project, Pro 2, Team any number.';
@@ -36,8 +35,6 @@ export function ProjectsPage() {
     event.preventDefault();
     return act(async () => {
       const project = await unwrap(api.POST('/projects', { body: { name: name.trim() } }));
-      // Kept in this tab too, so the feedback pages can read comments (they need the key).
-      session.rememberApiKey(project.id, project.api_key);
       setSecret({ label: `API key of ${project.name}`, value: project.api_key });
       setName('');
     });
@@ -47,7 +44,6 @@ export function ProjectsPage() {
     if (!window.confirm(`Rotate the API key of ${project.name}? The current key stops working at once.`)) return;
     return act(async () => {
       const updated = await unwrap(api.POST('/projects/{id}/api-keys', { params: { path: { id: project.id } } }));
-      session.rememberApiKey(updated.id, updated.api_key);
       setSecret({ label: `New API key of ${updated.name}`, value: updated.api_key });
     });
   };

@@ -1,18 +1,38 @@
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import { api, unwrap } from '../api/client';
+import type { operations } from '../api/schema';
 import { Page } from '../components/layout';
-import { FailureNotice, Loading } from '../components/states';
-import { isoDay } from '../lib/format';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, FailureNotice, Loading } from '../components/states';
+import { formatCount, formatDateTime, formatMoney, isoDay } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 import { Tiles } from './metrics';
 
-/**
- * SDK users: the admin metrics measures about them. The API has no route that lists SDK users
- * one by one (with their MRR and first and last seen), so the sortable list waits for one.
- */
+type UsersQuery = NonNullable<operations['listProjectSdkUsers']['parameters']['query']>;
+type Sort = NonNullable<UsersQuery['sort']>;
+type Order = NonNullable<UsersQuery['order']>;
+
+const PAGE_SIZE = 50;
+const COLUMNS: { sort: Sort; label: string; numeric?: boolean }[] = [
+  { sort: 'mrr', label: 'MRR', numeric: true },
+  { sort: 'first_seen', label: 'First seen' },
+  { sort: 'last_seen', label: 'Last seen' },
+];
+
+/** Sort, order and page live in the URL, so a sorted view can be shared and survives a reload. */
+function readQuery(query: Record<string, string>) {
+  const sort: Sort = query.sort === 'mrr' || query.sort === 'first_seen' ? query.sort : 'last_seen';
+  const order: Order = query.order === 'asc' ? 'asc' : 'desc';
+  const offset = Math.max(0, Number.parseInt(query.offset ?? '0', 10) || 0);
+  return { sort, order, offset };
+}
+
+/** SDK users: the admin metrics' totals, then the users one by one, sortable by MRR, first and last seen. */
 export function SdkUsersPage() {
   const { params } = useRoute();
+  const { query, path } = useLocation();
   const projectId = params.id ?? '';
+  const { sort, order, offset } = readQuery(query);
   const summary = useResource(
     () =>
       unwrap(
@@ -29,18 +49,83 @@ export function SdkUsersPage() {
       ),
     [projectId],
   );
+  const users = useResource(
+    () =>
+      unwrap(api.GET('/projects/{id}/users', { params: { path: { id: projectId }, query: { sort, order, limit: PAGE_SIZE, offset } } })),
+    [projectId, sort, order, offset],
+  );
+
+  const href = (next: { sort: Sort; order: Order; offset: number }) => {
+    const search = new URLSearchParams({ sort: next.sort, order: next.order });
+    if (next.offset > 0) search.set('offset', String(next.offset));
+    return `${path}?${search.toString()}`;
+  };
+
   return (
     <Page title="SDK users" projectId={projectId}>
       <p>Users your app registers through the SDK (POST /users/register), with their monthly recurring revenue, over the last 30 days.</p>
       {summary.state === 'failed' && <FailureNotice failure={summary.failure} onRetry={summary.reload} />}
-      {summary.state === 'loading' && !summary.data && <Loading what="SDK users" />}
+      {summary.state === 'loading' && !summary.data && <Loading what="SDK user totals" />}
       {summary.data && (
         <Tiles measures={summary.data.measures} only={['sdk_users', 'new_sdk_users', 'active_sdk_users', 'paying_users', 'total_mrr']} />
       )}
-      <p class="notice notice-info" role="note">
-        The list of individual SDK users (MRR, first and last seen) needs an API route that does not exist yet; this page shows their totals
-        until it does.
-      </p>
+
+      <section class="card" aria-labelledby="users-heading">
+        <h2 id="users-heading">Users {users.data && <span class="muted">({formatCount(users.data.total)})</span>}</h2>
+        <p class="muted">"Last seen" is the user's last registration by the SDK; tracked events do not change it.</p>
+        {users.state === 'failed' && <FailureNotice failure={users.failure} onRetry={users.reload} />}
+        {users.state === 'loading' && !users.data && <Loading what="SDK users" />}
+        {users.data && users.data.users.length === 0 && <Empty>No SDK user yet. Users your app registers appear here.</Empty>}
+        {users.data && users.data.users.length > 0 && (
+          <ScrollRegion label="SDK users">
+            <table class="data-table">
+              <thead>
+                <tr>
+                  <th scope="col">User</th>
+                  {COLUMNS.map((column) => {
+                    const current = column.sort === sort;
+                    // A click on the sorted column flips its order; another column starts with the highest first.
+                    const nextOrder: Order = current && order === 'desc' ? 'asc' : 'desc';
+                    return (
+                      <th
+                        scope="col"
+                        key={column.sort}
+                        class={column.numeric ? 'num' : undefined}
+                        aria-sort={current ? (order === 'asc' ? 'ascending' : 'descending') : undefined}
+                      >
+                        <a href={href({ sort: column.sort, order: nextOrder, offset: 0 })}>
+                          {column.label}
+                          {current ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
+                          <span class="visually-hidden">{`, sort ${nextOrder === 'asc' ? 'ascending' : 'descending'}`}</span>
+                        </a>
+                      </th>
+                    );
+                  })}
+                </tr>
+              </thead>
+              <tbody>
+                {users.data.users.map((user) => (
+                  <tr key={user.id}>
+                    <td class="break">{user.user_id}</td>
+                    <td class="num">{formatMoney(user.mrr)}</td>
+                    <td>{formatDateTime(user.first_seen_at)}</td>
+                    <td>{formatDateTime(user.last_seen_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+        )}
+        {users.data && users.data.total > PAGE_SIZE && (
+          <nav aria-label="SDK user pages" class="button-row">
+            {offset > 0 && <a href={href({ sort, order, offset: Math.max(0, offset - PAGE_SIZE) })}>← Previous</a>}
+            <span class="muted">
+              {formatCount(offset + 1)}–{formatCount(Math.min(offset + PAGE_SIZE, users.data.total))} of {formatCount(users.data.total)}
+            </span>
+            {offset + PAGE_SIZE < users.data.total && <a href={href({ sort, order, offset: offset + PAGE_SIZE })}>Next →</a>}
+          </nav>
+        )}
+      </section>
     </Page>
   );
 }

@@ -3,7 +3,9 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { Page } from '../components/layout';
-import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, FailureNotice, Loading, OneTimeSecret, PlanGate } from '../components/states';
+import { type Account, PLAN_LABELS, useAccount } from '../lib/account';
 import { formatDateTime } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 
@@ -33,12 +35,36 @@ function useAction() {
 export function SettingsPage() {
   const { params } = useRoute();
   const projectId = params.id ?? '';
+  const account = useAccount();
   return (
     <Page title="Settings" projectId={projectId}>
-      <Integrations projectId={projectId} />
-      <Members projectId={projectId} />
+      {account && !account.limits.integrations ? (
+        <GatedSection heading="Integrations" account={account} reason={INTEGRATIONS_PLAN} />
+      ) : (
+        <Integrations projectId={projectId} />
+      )}
+      {account && !account.limits.team_members ? (
+        <GatedSection heading="Team members" account={account} reason={MEMBERS_PLAN} />
+      ) : (
+        <Members projectId={projectId} />
+      )}
       <Deliveries projectId={projectId} />
     </Page>
+  );
+}
+
+/**
+ * A section the account's plan leaves out, explained before anything is tried (GET /account):
+ * no form that could only end in a 402. Until the account is known the section is drawn, and the
+ * API's 402 explains it.
+ */
+function GatedSection({ heading, account, reason }: { heading: string; account: Account; reason: string }) {
+  const id = `${heading.toLowerCase().replace(/\W+/g, '-')}-heading`;
+  return (
+    <section class="card" aria-labelledby={id}>
+      <h2 id={id}>{heading}</h2>
+      <PlanGate reason={`${reason.replace(/\.$/, '')}; this account is on the ${PLAN_LABELS[account.plan]} plan`} />
+    </section>
   );
 }
 
@@ -242,7 +268,7 @@ function Deliveries({ projectId }: { projectId: string }) {
       {list.state === 'loading' && !list.data && <Loading what="deliveries" />}
       {list.data && list.data.length === 0 && <Empty>No delivery{status ? ` with status ${status}` : ''}.</Empty>}
       {list.data && list.data.length > 0 && (
-        <div class="table-scroll" role="region" aria-label="Deliveries" tabIndex={0}>
+        <ScrollRegion label="Deliveries">
           <table class="data-table">
             <thead>
               <tr>
@@ -279,7 +305,7 @@ function Deliveries({ projectId }: { projectId: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollRegion>
       )}
       {action.failure && (
         <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />
