@@ -1,8 +1,9 @@
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import { DirectEventSink } from './ingest/direct-sink.js';
 import type { EventSink } from './ingest/event-sink.js';
 import { EventWriter } from './ingest/event-writer.js';
+import { LogEventSink } from './ingest/log/log-sink.js';
 import { QueueEventSink } from './ingest/queue-sink.js';
 import { RateLimits } from './api/middleware/rate-limit.js';
 import { createLogger, type Logger } from './logger.js';
@@ -30,7 +31,7 @@ export type AppContext = {
   /** SMTP at SMTP_URL, or .eml files under DATA_DIR/mail. */
   mailer: Mailer;
   eventWriter: EventWriter;
-  /** Where the API hands events: the queue with Redis, the in-process batcher without. */
+  /** Where the API hands events: the queue with Redis, the durable local ingest log without. */
   eventSink: EventSink;
   /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
   rateLimits: RateLimits;
@@ -81,7 +82,15 @@ export async function createAppContext(
       closers.unshift(() => dq.close());
       eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
     } else {
-      eventSink = new DirectEventSink(eventWriter);
+      eventSink = await LogEventSink.open({
+        dir: path.join(config.dataDir, 'ingest-log'),
+        maxBytes: config.ingestLog.maxBytes,
+        shutdownShipMs: config.ingestLog.shutdownShipMs,
+        writer: eventWriter,
+        clickhouse,
+        logger,
+        metrics,
+      });
     }
     closers.unshift(() => eventSink.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);

@@ -2,11 +2,13 @@ import type { IngestEvent } from './event.js';
 
 /**
  * Where the API hands accepted events. `submit` resolves only once the events are durable
- * (committed in ClickHouse, or in the Redis queue), with the event as stored for each input, in
+ * (fsync'd in the local ingest log, or in the Redis queue), with the event as stored for each input, in
  * order: for a retried client eventId that is the first request's event.
  */
 export interface EventSink {
   submit(events: IngestEvent[]): Promise<IngestEvent[]>;
+  /** Starts moving accepted events on to ClickHouse, where the sink does that itself (the local log). */
+  start?(): void;
   /** Flushes what is buffered; later submits are refused. */
   close(): Promise<void>;
 }

@@ -51,6 +51,8 @@ export function startWorkers(ctx: AppContext): Workers {
     deliver = (facts, batchId) =>
       observeInsert(ctx.metrics, 'facts', facts.length, () => insertFacts(ctx.clickhouse, facts, `facts:${factsJobId(batchId)}`));
   }
+  // The local ingest log (embedded mode) ships to ClickHouse from now on: the schema is migrated.
+  ctx.eventSink.start?.();
   const relay = new OutboxRelay(ctx.sql, deliver, ctx.logger.child({ component: 'outbox-relay' }));
   relay.start();
 
