@@ -35,7 +35,7 @@ export type LogSinkOptions = {
 };
 
 const DEFAULT_SHIPPER: ShipperOptions = {
-  intervalMs: 250,
+  intervalMs: 500,
   maxBatchBytes: 4 * 1024 * 1024,
   backoffMs: 100,
   maxBackoffMs: 5_000,

@@ -1,9 +1,17 @@
+import { constants } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFrame, encodeFrameHeader, FRAME_HEADER_BYTES, type Frame } from './frame.js';
 import { syncDirectory } from './fsync.js';
 
 const SEGMENT_SUFFIX = '.seg';
+/**
+ * The active segment is opened O_DSYNC: each write returns once its data (and the file size) is
+ * on disk, like write + fdatasync, in one system call and one trip through libuv's pool instead
+ * of two. Measured with 50 concurrent writers: 1.6-2.8x the appends/s of write + fdatasync
+ * (BENCHMARKS.md).
+ */
+const DURABLE_WRITES = constants.O_RDWR | constants.O_DSYNC;
 const segmentName = (base: number) => `${String(base).padStart(16, '0')}${SEGMENT_SUFFIX}`;
 
 type Segment = { base: number; file: string };
@@ -100,7 +108,7 @@ export class SegmentLog {
     this.#end = Math.max(end, shippedThrough);
     const last = kept.at(-1);
     if (last && last.base <= this.#end) {
-      const handle = await open(last.file, 'r+');
+      const handle = await open(last.file, DURABLE_WRITES);
       this.#active = { segment: last, handle, size: this.#end - last.base };
     }
     return report;
@@ -111,7 +119,7 @@ export class SegmentLog {
     await this.#active?.handle.close();
     this.#active = undefined;
     const segment = { base: this.#end, file: path.join(this.dir, segmentName(this.#end)) };
-    const handle = await open(segment.file, 'w+');
+    const handle = await open(segment.file, DURABLE_WRITES | constants.O_CREAT | constants.O_TRUNC);
     await syncDirectory(this.dir);
     this.#segments.push(segment);
     this.#active = { segment, handle, size: 0 };
@@ -119,7 +127,7 @@ export class SegmentLog {
 
   /**
    * Writes one frame of `count` events made of `parts` (newline-terminated JSON documents) and
-   * makes it durable (fdatasync). Resolves with the frame's position; on failure nothing of the
+   * makes it durable (an O_DSYNC write). Resolves with the frame's position; on failure nothing of the
    * frame counts as written and the log stays usable.
    */
   async append(parts: Buffer[], count: number): Promise<number> {
@@ -135,7 +143,6 @@ export class SegmentLog {
         const { bytesWritten } = await active.handle.write(frame, written, frame.length - written, active.size + written);
         written += bytesWritten;
       }
-      await active.handle.datasync();
     } catch (error) {
       // Best effort: the next frame overwrites these bytes anyway, and recovery drops a tail.
       await active.handle.truncate(active.size).catch(() => undefined);
