@@ -69,7 +69,7 @@ const EnvSchema = z.object({
   QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_LOG_MAX_BYTES: bytesVariable('512MiB'),
-  INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(20),
+  INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(256),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

@@ -42,7 +42,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       queuePrefix: 'feedback',
       metricsPort: 9464,
-      ingestLog: { maxBytes: 512 * 1024 * 1024, shutdownShipMs: 20_000 },
+      ingestLog: { maxBytes: 512 * 1024 * 1024, shutdownShipMs: 10_000 },
       ingestWorkerConcurrency: 256,
       apiKeyCacheSeconds: 30,
       operatorToken: undefined,

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { Histogram } from 'prom-client';
+import { Gauge, Histogram } from 'prom-client';
 import type { Logger } from '../../logger.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
@@ -93,6 +93,25 @@ export class LogEventSink implements EventSink {
           registers: [options.metrics.registry],
         })
       : undefined;
+    if (options.metrics) {
+      const sink = this;
+      new Gauge({
+        name: 'feedback_ingest_log_unshipped_bytes',
+        help: 'Bytes of acknowledged events in the local ingest log not yet in ClickHouse (503 at INGEST_LOG_MAX_BYTES)',
+        registers: [options.metrics.registry],
+        collect() {
+          this.set(sink.unshippedBytes);
+        },
+      });
+      new Gauge({
+        name: 'feedback_ingest_log_failed_inserts',
+        help: 'Consecutive failed inserts of the ingest log shipper (0 while ClickHouse takes them)',
+        registers: [options.metrics.registry],
+        collect() {
+          this.set(shipper.failures);
+        },
+      });
+    }
   }
 
   /** Opens (and recovers) the log under `options.dir`; shipping starts with start(). */
@@ -187,12 +206,22 @@ export class LogEventSink implements EventSink {
       documents.push(JSON.stringify(event));
       answer.push(event);
     }
+    const release = (error: unknown) => {
+      for (const [key, claim] of claimed) this.index.releaseClaim(key, claim);
+      rejectDurable(error);
+    };
+    if (others.length > 0) {
+      // Retries of events still on their way into the log: if that write fails, this request
+      // fails too, and before writing anything of its own, so a 503 never leaves events stored.
+      try {
+        await Promise.all(others);
+      } catch (error) {
+        release(error);
+        throw error;
+      }
+    }
     if (documents.length > 0) {
       const bytes = Buffer.from(`${documents.join('\n')}\n`);
-      const release = (error: unknown) => {
-        for (const [key, claim] of claimed) this.index.releaseClaim(key, claim);
-        rejectDurable(error);
-      };
       if (this.unshippedBytes + this.#reserved + bytes.length + FRAME_HEADER_BYTES > this.options.maxBytes) {
         const error = new LogFullError(`ingest log full (${this.unshippedBytes} bytes not yet in ClickHouse, INGEST_LOG_MAX_BYTES ${this.options.maxBytes})`);
         release(error);
@@ -209,8 +238,9 @@ export class LogEventSink implements EventSink {
       }
       resolveDurable();
       this.shipper.notify();
+    } else {
+      resolveDurable();
     }
-    await Promise.all(others);
     return answer;
   }
 
