@@ -25,8 +25,8 @@ export const factsJobId = (batchId: string) => `facts-${batchId}`;
 /**
  * Starts the background work of this process: with Redis, the BullMQ worker that writes queued
  * events and facts to ClickHouse, and the outbox relay that queues facts; without Redis, the
- * relay alone, writing facts straight to ClickHouse (events are written by the in-process
- * batcher of the API).
+ * relay alone, writing facts straight to ClickHouse, and the shipper of the API's local ingest
+ * log (src/ingest/log), which writes events.
  */
 export function startWorkers(ctx: AppContext): Workers {
   let ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
