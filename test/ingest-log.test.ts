@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
+import { access, mkdtemp, open, readdir, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,32 @@ describe('the segment log on disk', () => {
     const reopened = await SegmentLog.open(dir, { segmentBytes: 1 << 20, shippedThrough: 0 });
     expect(reopened.log.end).toBe(end);
     expect(await readAll(reopened.log, 0)).toEqual([1]);
+    await reopened.log.close();
+  });
+
+  it('damage inside an older segment is reported, and reading goes on with the next segment', async () => {
+    const dir = await freshDir();
+    const { log } = await SegmentLog.open(dir, { segmentBytes: 256, shippedThrough: 0 });
+    const positions: number[] = [];
+    for (let i = 0; i < 12; i++) positions.push(await log.append([doc(i)], 1));
+    await log.close();
+    const segments = (await readdir(dir)).sort();
+    expect(segments.length).toBeGreaterThan(3);
+    // Flip a byte in the payload of the second frame of the second segment.
+    const second = path.join(dir, segments[1] as string);
+    const base = Number(path.basename(second, '.seg'));
+    const inSecond = positions.filter((p) => p >= base && p < Number(path.basename(segments[2] as string, '.seg')));
+    expect(inSecond.length).toBeGreaterThanOrEqual(2);
+    const handle = await open(second, 'r+');
+    await handle.write(Buffer.from('#'), 0, 1, (inSecond[1] as number) - base + 40);
+    await handle.close();
+
+    const reopened = await SegmentLog.open(dir, { segmentBytes: 256, shippedThrough: 0 });
+    expect(reopened.report.damage).toEqual([expect.stringContaining('checksum mismatch'), expect.stringContaining('the next segment starts at')]);
+    // The damaged frame and the rest of its segment are unreadable; every other frame is read.
+    const lost = positions.flatMap((p, i) => (inSecond.includes(p) && p >= (inSecond[1] as number) ? [i] : []));
+    expect(lost.length).toBeGreaterThan(0);
+    expect(await readAll(reopened.log, 0)).toEqual(Array.from({ length: 12 }, (_, i) => i).filter((i) => !lost.includes(i)));
     await reopened.log.close();
   });
 
@@ -263,5 +289,38 @@ describe('embedded ingestion with a tiny INGEST_LOG_MAX_BYTES', () => {
     await sleep(300);
     const rows = await server.clickhouseRows('SELECT count() AS n FROM events WHERE project_id = {p:UUID}', { p: project.id });
     expect(Number((rows[0] as { n: string }).n)).toBe(0);
+  });
+});
+
+const hasDevFull = await access('/dev/full').then(
+  () => true,
+  () => false,
+);
+
+describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('ENOSPC: track and batch answer 503 with Retry-After and the SPEC 7.1 body, and the service keeps serving', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    // The log's first segment is created with the first event: make it the full device, where
+    // every write fails with ENOSPC as on a full disk.
+    const segments = path.join(server.ctx.config.dataDir, 'ingest-log', 'segments');
+    await symlink('/dev/full', path.join(segments, '0000000000000000.seg'));
+    const track = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { eventName: 'full', userId: 'u', eventId: randomUUID() } });
+    expect(track.status).toBe(503);
+    expect(track.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
+    expect(Number(track.headers.get('retry-after'))).toBeGreaterThan(0);
+    const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: events(20, false, 'full') } });
+    expect(batch.status).toBe(503);
+    expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await server.request('GET', '/healthz')).status).toBe(200);
+    expect((server.ctx.eventSink as LogEventSink).unshippedBytes).toBe(0);
   });
 });

@@ -128,6 +128,7 @@ export class LogEventSink implements EventSink {
     let events = 0;
     for (let position = checkpoint.shipping?.from ?? checkpoint.shipped; position < log.end; ) {
       const { frames, end } = await log.read(position, 8 * 1024 * 1024);
+      if (frames.length === 0) break;
       for (const frame of frames) {
         events += frame.count;
         for (const document of payloadDocuments(frame.payload)) {

@@ -14,7 +14,15 @@ const SEGMENT_SUFFIX = '.seg';
 const DURABLE_WRITES = constants.O_RDWR | constants.O_DSYNC;
 const segmentName = (base: number) => `${String(base).padStart(16, '0')}${SEGMENT_SUFFIX}`;
 
-type Segment = { base: number; file: string };
+type Segment = {
+  base: number;
+  file: string;
+  /**
+   * Set on a segment before the last one: where its readable frames end. That is the next
+   * segment's base unless the segment is damaged; readers skip from here to the next segment.
+   */
+  readableEnd?: number;
+};
 
 export type RecoveryReport = {
   segments: number;
@@ -101,7 +109,7 @@ export class SegmentLog {
       if (next && segment.base + offset !== next.base) {
         report.damage.push(`${path.basename(segment.file)} ends at ${segment.base + offset}, the next segment starts at ${next.base}`);
       }
-      kept.push(segment);
+      kept.push(next ? { ...segment, readableEnd: segment.base + offset } : segment);
       end = segment.base + offset;
     }
     this.#segments = kept;
@@ -155,18 +163,20 @@ export class SegmentLog {
 
   /**
    * Durable frames from `from`, at most about `maxBytes` of them (at least one whole frame), all
-   * within one segment. `from` must be a frame boundary (the end of a frame read before).
+   * within one segment, and where they start (`from`, or the next segment's base when `from` is
+   * the end of a segment's frames). `from` must be a frame boundary (the end of a frame read before).
    */
-  async read(from: number, maxBytes: number): Promise<{ frames: Frame[]; end: number }> {
-    if (from >= this.#end) return { frames: [], end: from };
+  async read(from: number, maxBytes: number): Promise<{ frames: Frame[]; start: number; end: number }> {
+    if (from >= this.#end) return { frames: [], start: from, end: from };
     const index = this.#segments.findLastIndex((segment) => segment.base <= from);
     const segment = this.#segments[index];
     if (!segment) throw new Error(`ingest log: position ${from} is no longer on disk (log starts at ${this.start})`);
-    const segmentEnd = this.#segments[index + 1]?.base ?? this.#end;
-    const limit = Math.min(segmentEnd, this.#end);
-    if (from === limit) {
-      // The end of a segment: the frames continue in the next one.
-      return limit < this.#end ? this.read(limit, maxBytes) : { frames: [], end: from };
+    const next = this.#segments[index + 1];
+    const limit = Math.min(segment.readableEnd ?? next?.base ?? this.#end, this.#end);
+    if (from >= limit) {
+      // The end of a segment's frames: they continue at the next segment's base (past a damaged
+      // part that recovery reported, if any).
+      return next && next.base < this.#end ? this.read(next.base, maxBytes) : { frames: [], start: from, end: from };
     }
     const handle = await open(segment.file, 'r');
     try {
@@ -198,7 +208,7 @@ export class SegmentLog {
         offset += decoded.frame.bytes;
       }
       if (frames.length === 0) throw new Error(`ingest log: no complete frame at position ${from}`);
-      return { frames, end: from + offset };
+      return { frames, start: from, end: from + offset };
     } finally {
       await handle.close();
     }

@@ -151,10 +151,14 @@ export class Shipper {
         await this.#pause(wait);
         continue;
       }
-      const { end } = await this.deps.log.read(from, this.options.maxBatchBytes);
-      if (end <= from) continue;
-      await this.#save({ ...this.#checkpoint, shipping: { from, to: end } });
-      await this.#ship(from, end);
+      // `start` is past `from` only at a segment whose end recovery found damaged.
+      const { start, end } = await this.deps.log.read(from, this.options.maxBatchBytes);
+      if (end <= start) {
+        await this.#pause(Number.POSITIVE_INFINITY, true);
+        continue;
+      }
+      await this.#save({ ...this.#checkpoint, shipping: { from: start, to: end } });
+      await this.#ship(start, end);
     }
   }
 
@@ -165,8 +169,8 @@ export class Shipper {
 
   /** Inserts exactly [from, to), retrying until it succeeds or the shipper stops. */
   async #ship(from: number, to: number): Promise<void> {
-    const { frames, end } = await this.deps.log.read(from, to - from);
-    if (end !== to) throw new Error(`ingest log: range ${from}-${to} does not end on a frame boundary (read to ${end})`);
+    const { frames, start, end } = await this.deps.log.read(from, to - from);
+    if (start !== from || end !== to) throw new Error(`ingest log: range ${from}-${to} does not end on a frame boundary (read to ${end})`);
     const events: IngestEvent[] = [];
     for (const frame of frames) for (const document of payloadDocuments(frame.payload)) events.push(JSON.parse(document) as IngestEvent);
     const token = rangeToken(this.#checkpoint.logId, from, to);
