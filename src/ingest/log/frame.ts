@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib';
 
 /**
  * One record of the ingest log: the events of one group commit (every request whose events were
- * written by one write and made durable by one fdatasync).
+ * made durable by one write, O_DSYNC).
  *
  *   offset 0  u32  payload length in bytes
  *   offset 4  u32  crc32 of bytes 8 .. end (position, time, count and payload)

@@ -48,11 +48,12 @@ type Append = { bytes: Buffer; count: number };
 
 /**
  * Embedded ingestion (no Redis): an event is acknowledged once it is durable in the local ingest
- * log (written and fdatasync'd), and a shipper moves the log to ClickHouse in large inserts.
+ * log (an O_DSYNC write: on disk when it returns), and a shipper moves the log to ClickHouse in
+ * large inserts.
  *
- * Group commit: the requests read in one event-loop turn become one frame, one write and one
- * fdatasync on libuv's pool; while that runs, the next requests gather for the next frame. Every
- * request is answered when the fdatasync covering it completes.
+ * Group commit: the requests read in one event-loop turn become one frame, one write on libuv's
+ * pool; while that runs, the next requests gather for the next frame. Every request is answered
+ * when the write holding it completes.
  *
  * A client eventId is idempotent (ClientIdIndex): a retry is answered with the event first
  * accepted, and not appended again.
@@ -72,7 +73,7 @@ export class LogEventSink implements EventSink {
     private readonly options: LogSinkOptions,
   ) {
     this.#batcher = new MicroBatcher<Append, number>({
-      // One frame per event-loop turn; frames grow while the previous fdatasync runs.
+      // One frame per event-loop turn; frames grow while the previous write runs.
       maxItems: 100_000,
       maxDelayMs: 0,
       maxConcurrentFlushes: 1,
@@ -132,8 +133,10 @@ export class LogEventSink implements EventSink {
       for (const frame of frames) {
         events += frame.count;
         for (const document of payloadDocuments(frame.payload)) {
+          // A cheap filter first (most events carry server ids); properties may match it too.
           if (!document.includes('"client_id":true')) continue;
           const event = JSON.parse(document) as IngestEvent;
+          if (!event.client_id) continue;
           const key = eventKey(event.project_id, event.event_id);
           if (!index.claim(key)) index.setClaim(key, { event, durable: Promise.resolve() });
         }

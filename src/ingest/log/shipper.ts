@@ -71,10 +71,18 @@ export class Shipper {
   }
 
   start(): void {
-    this.#loop ??= this.#run().catch((error: unknown) => {
-      // Only the log itself failing (disk) ends up here; inserts are retried inside.
-      this.deps.logger.error({ err: error }, 'ingest log shipper stopped');
-    });
+    this.#loop ??= (async () => {
+      while (!this.#stopping) {
+        try {
+          await this.#run();
+        } catch (error) {
+          // Only the log itself failing (reading a segment, writing the checkpoint) ends up
+          // here; failed inserts are retried inside. Start over from the durable checkpoint.
+          this.deps.logger.error({ err: error }, 'ingest log shipper failed, restarting in 5 s');
+          await this.#pause(5_000);
+        }
+      }
+    })();
   }
 
   /** New frames are durable: ship them (at once when idle, else at the next interval). */
@@ -96,11 +104,8 @@ export class Shipper {
     }, boundMs);
     const caughtUp = new Promise<void>((resolve) => {
       const check = setInterval(() => {
-        if (this.#checkpoint.shipped >= this.deps.log.end && !this.#checkpoint.shipping) {
-          clearInterval(check);
-          resolve();
-        }
-        if (this.#stopping) {
+        const caughtUp = this.#checkpoint.shipped >= this.deps.log.end && !this.#checkpoint.shipping;
+        if (caughtUp || this.#stopping) {
           clearInterval(check);
           resolve();
         }
