@@ -535,7 +535,7 @@ function register(registry: OpenAPIRegistry) {
 
   const unavailable = {
     description:
-      'The queue (Redis) or, without Redis, ClickHouse cannot take the events: nothing of the request was acknowledged; retry. Server-wide error body.',
+      'The queue (Redis) or, without Redis, the local ingest log cannot take the events (full at INGEST_LOG_MAX_BYTES while ClickHouse is behind, or the disk is full): nothing of the request was acknowledged; retry. Server-wide error body.',
     headers: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } },
     content: { 'application/json': { schema: ErrorBody } },
   };
