@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { IngestEvent } from '../event.js';
 import { syncDirectory } from './fsync.js';
 
 /**
@@ -13,8 +12,12 @@ export const SHIPPED_ID_WINDOW_HOURS = 25;
 const HASH_BYTES = 6;
 const HOUR_MS = 3_600_000;
 
-/** A client eventId accepted into the log and not yet shipped: the event first accepted under it. */
-export type Claim = { event: IngestEvent; durable: Promise<unknown> };
+/**
+ * A client eventId accepted into the log and not yet shipped: the event first accepted under it,
+ * as the JSON written to the log (half the memory of the object; parsed only for a retry), and
+ * when it is durable.
+ */
+export type Claim = { json: string; durable: Promise<unknown> };
 
 /** 48 bits of sha1 of the key: a number, so millions fit in a Set cheaply. */
 function keyHash(key: string): number {

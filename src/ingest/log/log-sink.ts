@@ -138,7 +138,7 @@ export class LogEventSink implements EventSink {
           const event = JSON.parse(document) as IngestEvent;
           if (!event.client_id) continue;
           const key = eventKey(event.project_id, event.event_id);
-          if (!index.claim(key)) index.setClaim(key, { event, durable: Promise.resolve() });
+          if (!index.claim(key)) index.setClaim(key, { json: document, durable: Promise.resolve() });
         }
       }
       position = end;
@@ -195,7 +195,7 @@ export class LogEventSink implements EventSink {
       if (claim) {
         // A retry of an event in the log (or a repeat within this request): answered with the
         // first, once that one is durable.
-        answer.push(claim.event);
+        answer.push(JSON.parse(claim.json) as IngestEvent);
         if (claim.durable !== durable) others.push(claim.durable);
         continue;
       }
@@ -204,10 +204,11 @@ export class LogEventSink implements EventSink {
         answer.push(found);
         continue;
       }
-      const mine: Claim = { event, durable };
+      const json = JSON.stringify(event);
+      const mine: Claim = { json, durable };
       this.index.setClaim(key, mine);
       claimed.push([key, mine]);
-      documents.push(JSON.stringify(event));
+      documents.push(json);
       answer.push(event);
     }
     const release = (error: unknown) => {
