@@ -86,7 +86,9 @@ const intArg = (name: keyof typeof args): number => {
   return value;
 };
 const options = {
-  modes: String(args.modes).split(',').map((m) => m.trim()) as Mode[],
+  modes: String(args.modes)
+    .split(',')
+    .map((m) => m.trim()) as Mode[],
   duration: intArg('duration'),
   warmup: intArg('warmup'),
   connections: intArg('connections'),
@@ -295,12 +297,7 @@ type ModeResult = {
  * Waits (at most --wait-idle seconds) until the machine is quiet, then runs `work` and accounts
  * for the CPU of every process and the service's event-loop delay over it.
  */
-async function phase<T>(
-  label: string,
-  service: Child,
-  work: () => Promise<T>,
-  withLoop: boolean,
-): Promise<{ result: T; phase: Phase }> {
+async function phase<T>(label: string, service: Child, work: () => Promise<T>, withLoop: boolean): Promise<{ result: T; phase: Phase }> {
   let busyBefore = await machineBusy(500);
   const deadline = performance.now() + options.waitIdle * 1000;
   while (busyBefore > IDLE_CORES && performance.now() < deadline) {
@@ -406,7 +403,13 @@ function visibilityProbe(service: Child, project: { id: string; api_key: string 
         while (!stopped()) {
           const eventId = randomUUID();
           const body = JSON.stringify({ eventName: 'visibility_marker', userId: 'bench', eventId });
-          const reply = await post(agent, service.port, '/api/v1/events/track', { 'content-type': 'application/json', 'x-api-key': project.api_key }, body).catch(() => undefined);
+          const reply = await post(
+            agent,
+            service.port,
+            '/api/v1/events/track',
+            { 'content-type': 'application/json', 'x-api-key': project.api_key },
+            body,
+          ).catch(() => undefined);
           if (reply?.status === 200) ackedAt.set(eventId, performance.now());
           await sleep(MARKER_EVERY_MS);
         }
@@ -478,7 +481,13 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   cleanups.push({ name: `stop ${server.name}`, run: () => server.stop(true) });
   const base = `http://127.0.0.1:${server.port}`;
 
-  const account = await api<{ admin_token: string }>(base, 'POST', '/api/v1/admin/accounts', { email: `bench-${randomUUID()}@example.com`, plan: 'team' }, operatorToken);
+  const account = await api<{ admin_token: string }>(
+    base,
+    'POST',
+    '/api/v1/admin/accounts',
+    { email: `bench-${randomUUID()}@example.com`, plan: 'team' },
+    operatorToken,
+  );
   const project = (name: string) => api<{ id: string; api_key: string }>(base, 'POST', '/api/v1/projects', { name }, account.admin_token);
   const warmupProject = await project('bench warm-up');
   const trackProject = await project('bench track');
@@ -498,12 +507,19 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   // (1b) /events/track; then every acknowledged event must show up in ClickHouse.
   log(`/events/track: autocannon ${options.connections} connections, ${options.duration} s`);
   const probe = visibilityProbe(server, markerProject);
-  const trackRun = await measureHttp(`${mode} /events/track`, server, { 'x-api-key': trackProject.api_key }, { 'x-api-key': warmupProject.api_key }, true, (stopped) =>
-    probe.run(stopped),
+  const trackRun = await measureHttp(
+    `${mode} /events/track`,
+    server,
+    { 'x-api-key': trackProject.api_key },
+    { 'x-api-key': warmupProject.api_key },
+    true,
+    (stopped) => probe.run(stopped),
   );
   const trackAckedAt = performance.now();
   const lag = await probe.result(120_000);
-  log(`${mode} visibility lag under load: ${lag.markers} markers, p50 ${f0(lag.p50Ms)} ms, p99 ${f0(lag.p99Ms)} ms, max ${f0(lag.maxMs)} ms`);
+  log(
+    `${mode} visibility lag under load: ${lag.markers} markers, p50 ${f0(lag.p50Ms)} ms, p99 ${f0(lag.p99Ms)} ms, max ${f0(lag.maxMs)} ms`,
+  );
   const trackVisible = await waitForCount(server, trackProject.id, trackRun.ok, 300_000);
   const track = { ...trackRun, visible: trackVisible.n, visibleAfterMs: trackVisible.at - trackAckedAt, lag };
   await server.request({ op: 'quiesce', timeoutMs: 30_000 });
@@ -512,7 +528,13 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   // what the request path alone costs against bare Koa.
   log(`/events/track, no-op sink: autocannon ${options.connections} connections, ${options.duration} s`);
   await server.request({ op: 'sink', noop: true });
-  const trackNoop = await measureHttp(`${mode} /events/track no-op sink`, server, { 'x-api-key': trackProject.api_key }, { 'x-api-key': warmupProject.api_key }, true);
+  const trackNoop = await measureHttp(
+    `${mode} /events/track no-op sink`,
+    server,
+    { 'x-api-key': trackProject.api_key },
+    { 'x-api-key': warmupProject.api_key },
+    true,
+  );
   await server.request({ op: 'sink', noop: false });
 
   // (2a) /events/batch end to end: from the first request until ClickHouse counts every event.
@@ -525,7 +547,13 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   const headers = { 'content-type': 'application/json', 'x-api-key': batchProject.api_key };
   // A few requests to warm the route up, into the warm-up project, drained before the run.
   for (let i = 0; i < 3; i++) {
-    const warm = await post(agent, server.port, '/api/v1/events/batch', { ...headers, 'x-api-key': warmupProject.api_key }, bodies[i % bodies.length] as string);
+    const warm = await post(
+      agent,
+      server.port,
+      '/api/v1/events/batch',
+      { ...headers, 'x-api-key': warmupProject.api_key },
+      bodies[i % bodies.length] as string,
+    );
     if (warm.status !== 200) throw new Error(`warm-up /events/batch answered ${warm.status}: ${warm.text.slice(0, 200)}`);
   }
   const warmupCount = await server.request<number>({ op: 'count', projectId: warmupProject.id });
@@ -688,20 +716,88 @@ function report(results: ModeResult[]): string {
     table(
       ['mode', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU ms/req: server process', 'CPU ms/req: + postgres + redis'],
       results.flatMap((r) => [
-        [r.mode, 'bare Koa', f0(r.bare.rps), String(r.bare.p50), String(r.bare.p99), String(r.bare.non2xx), String(r.bare.errors), ...perUnit(r.bare.phase, r.bare.ok, 1)],
-        [r.mode, '/events/track', f0(r.track.rps), String(r.track.p50), String(r.track.p99), String(r.track.non2xx), String(r.track.errors), ...perUnit(r.track.phase, r.track.ok, 1)],
-        [r.mode, '/events/track, no-op sink (analysis)', f0(r.trackNoop.rps), String(r.trackNoop.p50), String(r.trackNoop.p99), String(r.trackNoop.non2xx), String(r.trackNoop.errors), ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1)],
+        [
+          r.mode,
+          'bare Koa',
+          f0(r.bare.rps),
+          String(r.bare.p50),
+          String(r.bare.p99),
+          String(r.bare.non2xx),
+          String(r.bare.errors),
+          ...perUnit(r.bare.phase, r.bare.ok, 1),
+        ],
+        [
+          r.mode,
+          '/events/track',
+          f0(r.track.rps),
+          String(r.track.p50),
+          String(r.track.p99),
+          String(r.track.non2xx),
+          String(r.track.errors),
+          ...perUnit(r.track.phase, r.track.ok, 1),
+        ],
+        [
+          r.mode,
+          '/events/track, no-op sink (analysis)',
+          f0(r.trackNoop.rps),
+          String(r.trackNoop.p50),
+          String(r.trackNoop.p99),
+          String(r.trackNoop.non2xx),
+          String(r.trackNoop.errors),
+          ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1),
+        ],
       ]),
     ),
     '',
     `### (2) events/s end to end through POST /api/v1/events/batch vs raw insertEvents into the same chDB`,
     '',
     table(
-      ['mode', 'path', 'events', 'batch', 'in flight', 'all acked after s', 'all visible after s', 'events/s', 'CPU µs/event: server process', 'CPU µs/event: + postgres + redis'],
+      [
+        'mode',
+        'path',
+        'events',
+        'batch',
+        'in flight',
+        'all acked after s',
+        'all visible after s',
+        'events/s',
+        'CPU µs/event: server process',
+        'CPU µs/event: + postgres + redis',
+      ],
       results.flatMap((r) => [
-        [r.mode, '/events/batch e2e', f0(r.batch.events), String(options.batchSize), String(options.batchConcurrency), f2(r.batch.ackMs / 1000), f2(r.batch.visibleMs / 1000), f0(r.batch.rate), ...perUnit(r.batch.phase, r.batch.events, 1000)],
-        [r.mode, 'raw insertEvents', f0(r.raw.rows), String(options.batchSize), String(options.rawConcurrency), '—', f2(r.raw.ms / 1000), f0(r.raw.rate), ...perUnit(r.raw.phase, r.raw.rows, 1000)],
-        [r.mode, 'raw insertEvents (suppl.)', f0(r.rawLarge.rows), String(r.rawLarge.batchSize), String(options.rawConcurrency), '—', f2(r.rawLarge.ms / 1000), f0(r.rawLarge.rate), ...perUnit(r.rawLarge.phase, r.rawLarge.rows, 1000)],
+        [
+          r.mode,
+          '/events/batch e2e',
+          f0(r.batch.events),
+          String(options.batchSize),
+          String(options.batchConcurrency),
+          f2(r.batch.ackMs / 1000),
+          f2(r.batch.visibleMs / 1000),
+          f0(r.batch.rate),
+          ...perUnit(r.batch.phase, r.batch.events, 1000),
+        ],
+        [
+          r.mode,
+          'raw insertEvents',
+          f0(r.raw.rows),
+          String(options.batchSize),
+          String(options.rawConcurrency),
+          '—',
+          f2(r.raw.ms / 1000),
+          f0(r.raw.rate),
+          ...perUnit(r.raw.phase, r.raw.rows, 1000),
+        ],
+        [
+          r.mode,
+          'raw insertEvents (suppl.)',
+          f0(r.rawLarge.rows),
+          String(r.rawLarge.batchSize),
+          String(options.rawConcurrency),
+          '—',
+          f2(r.rawLarge.ms / 1000),
+          f0(r.rawLarge.rate),
+          ...perUnit(r.rawLarge.phase, r.rawLarge.rows, 1000),
+        ],
       ]),
     ),
     '',
@@ -712,7 +808,7 @@ function report(results: ModeResult[]): string {
         'mode',
         'track / bare Koa (req/s)',
         'track p50 / p99 ms (bare Koa)',
-        'service CPU per request / bare Koa\'s',
+        "service CPU per request / bare Koa's",
         'visibility lag under load p50 / p99 ms (markers)',
         'analysis: no-op sink / bare Koa',
         'batch e2e / raw insert (events/s)',
@@ -735,7 +831,18 @@ function report(results: ModeResult[]): string {
     '### CPU during each measured phase (100% = one core) and event-loop delay of the serving process',
     '',
     table(
-      ['mode', 'phase', 'server process', 'load generator', 'postgres', 'redis', 'other processes', 'kernel / unattributed', 'machine busy', 'loop delay p50/p99/max ms'],
+      [
+        'mode',
+        'phase',
+        'server process',
+        'load generator',
+        'postgres',
+        'redis',
+        'other processes',
+        'kernel / unattributed',
+        'machine busy',
+        'loop delay p50/p99/max ms',
+      ],
       results.flatMap((r) => [
         cpuRow(r.mode, 'bare Koa', r.bare.phase),
         cpuRow(r.mode, '/events/track', r.track.phase),
@@ -781,9 +888,7 @@ async function main() {
       '',
     ].join('\n'),
   );
-  const missed = results.some(
-    (r) => r.track.rps / r.bare.rps < TRACK_TARGET || r.batch.rate / r.raw.rate < BATCH_TARGET,
-  );
+  const missed = results.some((r) => r.track.rps / r.bare.rps < TRACK_TARGET || r.batch.rate / r.raw.rate < BATCH_TARGET);
   if (missed) process.stdout.write('\nAt least one target was missed (see BENCHMARKS.md).\n');
 }
 

@@ -102,9 +102,7 @@ function rowsFor(projectId: string, templates: SdkEvent[][], total: number): Ing
   return rows;
 }
 
-async function rawInsert(
-  request: Extract<ControlMessage, { op: 'rawInsert' }>,
-): Promise<RawInsertResult> {
+async function rawInsert(request: Extract<ControlMessage, { op: 'rawInsert' }>): Promise<RawInsertResult> {
   const rows = rowsFor(request.projectId, request.templates, request.total);
   const batches: IngestEvent[][] = [];
   for (let i = 0; i < rows.length; i += request.batchSize) batches.push(rows.slice(i, i + request.batchSize));

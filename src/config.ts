@@ -21,7 +21,10 @@ function rateLimitVariable(fallback: string) {
       const points = Number(match?.[1]);
       const windowSeconds = Number(match?.[2] ?? 1) * (WINDOW_UNITS[match?.[3] ?? ''] ?? NaN);
       if (!match || !(windowSeconds > 0) || windowSeconds > 86_400) {
-        ctx.addIssue({ code: 'custom', message: 'must be <requests>/<window> such as 100/s, 6000/min or 20/5min (window at most 24h), or 0 or off' });
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be <requests>/<window> such as 100/s, 6000/min or 20/5min (window at most 24h), or 0 or off',
+        });
         return z.NEVER;
       }
       return points === 0 ? null : { points, windowSeconds };
@@ -60,13 +63,22 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
-  CLICKHOUSE_URL: z.string().regex(/^https?:\/\//, 'must be an http:// or https:// URL').optional(),
+  CLICKHOUSE_URL: z
+    .string()
+    .regex(/^https?:\/\//, 'must be an http:// or https:// URL')
+    .optional(),
   CLICKHOUSE_CLUSTER: z
     .string()
     .regex(/^[A-Za-z_][\w-]{0,63}$/, 'must be a cluster name of remote_servers: letters, digits, _ or -')
     .optional(),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
-  QUEUE_PREFIX: z.string().regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -').default('feedback'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')
+    .default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_LOG_MAX_BYTES: bytesVariable('512MiB'),
   INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
@@ -81,7 +93,10 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(5),
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   MAIL_FROM: z.string().min(3).max(320).optional(),
   PUBLIC_URL: z
     .string()

@@ -60,8 +60,7 @@ export async function createAppContext(
     closers.unshift(() => projectKeys.close());
 
     const clickhouse =
-      overrides.clickhouse ??
-      createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
+      overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
     closers.unshift(() => clickhouse.close());
     const metrics = createMetrics();
     const eventWriter = new EventWriter(clickhouse, metrics);
@@ -203,10 +202,14 @@ function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | 
       set(oldest ? (Date.now() - oldest.timestamp) / 1000 : 0);
     });
   }
-  scrapedGauge(metrics, { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' }, async (set) => {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
-    set(row?.n ?? 0);
-  });
+  scrapedGauge(
+    metrics,
+    { name: 'feedback_outbox_pending_facts', help: 'Facts in the outbox not yet relayed to ClickHouse' },
+    async (set) => {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from outbox`;
+      set(row?.n ?? 0);
+    },
+  );
   scrapedGauge(
     metrics,
     { name: 'feedback_deliveries', help: 'Notification deliveries waiting (pending) or given up (failed)', labelNames: ['status'] },
@@ -217,10 +220,14 @@ function registerBacklogGauges(metrics: Metrics, sql: Sql, queue: IngestQueue | 
       for (const row of rows) set(row.n, { status: row.status });
     },
   );
-  scrapedGauge(metrics, { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' }, async (set) => {
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
-    set(row?.n ?? 0);
-  });
+  scrapedGauge(
+    metrics,
+    { name: 'feedback_notifications_undispatched', help: 'Notifications not yet expanded into deliveries' },
+    async (set) => {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from notifications where dispatched_at is null`;
+      set(row?.n ?? 0);
+    },
+  );
   scrapedGauge(metrics, { name: 'feedback_outbox_lag_seconds', help: 'How long the oldest unrelayed fact has waited' }, async (set) => {
     const [row] = await sql<{ lag: number | null }[]>`
       select extract(epoch from clock_timestamp() - min(occurred_at))::float8 as lag from outbox`;

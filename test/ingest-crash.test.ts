@@ -73,7 +73,11 @@ describe('embedded ingestion across crashes', () => {
 
     async function sendBatch(batch: EventBody[]): Promise<boolean> {
       try {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch }, timeoutMs: 15_000 });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', {
+          apiKey: project.apiKey,
+          body: { events: batch },
+          timeoutMs: 15_000,
+        });
         if (reply.status !== 200) {
           statuses.push(reply.status);
           return false;
@@ -179,7 +183,9 @@ describe('embedded ingestion across crashes', () => {
     await eventually('the ingest log shipped', 30_000, async () => (await logBacklog(setup.dataDir)).unshipped === 0);
     await stopService(service);
     expectExactlyOnce(await storedCopies(setup.dataDir, project.id), acknowledged);
-    console.info(`[stop, no time to ship] ${before.size} of ${acknowledged.size} stored at the stop, ${left.unshipped} bytes left in the log; all stored once after the next start`);
+    console.info(
+      `[stop, no time to ship] ${before.size} of ${acknowledged.size} stored at the stop, ${left.unshipped} bytes left in the log; all stored once after the next start`,
+    );
   }, 90_000);
 
   it('a log whose last record is cut in half: the service recovers every record before it and ships each once', async () => {

@@ -109,7 +109,10 @@ describe('the segment log on disk', () => {
     await handle.close();
 
     const reopened = await SegmentLog.open(dir, { segmentBytes: 256, shippedThrough: 0 });
-    expect(reopened.report.damage).toEqual([expect.stringContaining('checksum mismatch'), expect.stringContaining('the next segment starts at')]);
+    expect(reopened.report.damage).toEqual([
+      expect.stringContaining('checksum mismatch'),
+      expect.stringContaining('the next segment starts at'),
+    ]);
     // The damaged frame and the rest of its segment are unreadable; every other frame is read.
     const lost = positions.flatMap((p, i) => (inSecond.includes(p) && p >= (inSecond[1] as number) ? [i] : []));
     expect(lost.length).toBeGreaterThan(0);
@@ -224,7 +227,10 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     expectExactlyOnce(await storedIds(project.id), acknowledged, refused);
 
     // Accepted again once there is room.
-    const after = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { eventName: 'after', userId: 'u' } });
+    const after = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { eventName: 'after', userId: 'u' },
+    });
     expect(after.status).toBe(200);
     console.info(
       `[ClickHouse refuses] ${acknowledged.size} events acknowledged from the log while inserts failed ` +
@@ -277,12 +283,18 @@ describe('embedded ingestion with a tiny INGEST_LOG_MAX_BYTES', () => {
     expect(track.status).toBe(503);
     expect(track.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
     expect(Number(track.headers.get('retry-after'))).toBeGreaterThan(0);
-    const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: events(10, true, 'tiny') } });
+    const batch = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: project.apiKey,
+      body: { events: events(10, true, 'tiny') },
+    });
     expect(batch.status).toBe(503);
     expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
     expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);
     // The refused eventId was not claimed: once there is room it is a new event (here: still none).
-    const again = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { eventName: 'too_big', userId: 'u', eventId } });
+    const again = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { eventName: 'too_big', userId: 'u', eventId },
+    });
     expect(again.status).toBe(503);
     const health = await server.request('GET', '/healthz');
     expect(health.status).toBe(200);
@@ -312,11 +324,17 @@ describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
     // every write fails with ENOSPC as on a full disk.
     const segments = path.join(server.ctx.config.dataDir, 'ingest-log', 'segments');
     await symlink('/dev/full', path.join(segments, '0000000000000000.seg'));
-    const track = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: { eventName: 'full', userId: 'u', eventId: randomUUID() } });
+    const track = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { eventName: 'full', userId: 'u', eventId: randomUUID() },
+    });
     expect(track.status).toBe(503);
     expect(track.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
     expect(Number(track.headers.get('retry-after'))).toBeGreaterThan(0);
-    const batch = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: events(20, false, 'full') } });
+    const batch = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: project.apiKey,
+      body: { events: events(20, false, 'full') },
+    });
     expect(batch.status).toBe(503);
     expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
     expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);

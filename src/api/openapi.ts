@@ -17,13 +17,7 @@ import {
   UpdateFeedbackBody,
 } from './feedback.schema.js';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
-import {
-  CreateAccountBody,
-  CreateProjectBody,
-  SuspendProjectBody,
-  UpdateAccountBody,
-  UpdateProjectBody,
-} from './management.schema.js';
+import { CreateAccountBody, CreateProjectBody, SuspendProjectBody, UpdateAccountBody, UpdateProjectBody } from './management.schema.js';
 import { CreateMemberBody } from './members.schema.js';
 import {
   AccountResponse,
@@ -300,7 +294,10 @@ function metricsQueries(surface: 'key' | 'admin') {
     (surface === 'key' ? '; an SDK-user or revenue measure is a 403 `METRICS_MEASURE_REQUIRES_ADMIN_TOKEN` on this surface.' : '.');
   const common = { date_from: dateParam('first'), date_to: dateParam('last'), event: eventParam };
   return {
-    summary: z.object({ ...common, measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`) }),
+    summary: z.object({
+      ...common,
+      measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`),
+    }),
     timeseries: z.object({
       ...common,
       measures: measuresParam(names, `Comma-separated subset of the measures; default: all of them.${refusals}`),
@@ -603,7 +600,13 @@ function register(registry: OpenAPIRegistry) {
     breakdown: {
       summary: 'Metrics grouped by one dimension',
       response: { key: KeyMetrics.breakdown, admin: AdminMetrics.breakdown },
-      codes400: [...base400, 'METRICS_UNKNOWN_MEASURE', 'METRICS_INVALID_DIMENSION', 'METRICS_MEASURE_NOT_SPLITTABLE', 'METRICS_INVALID_LIMIT'],
+      codes400: [
+        ...base400,
+        'METRICS_UNKNOWN_MEASURE',
+        'METRICS_INVALID_DIMENSION',
+        'METRICS_MEASURE_NOT_SPLITTABLE',
+        'METRICS_INVALID_LIMIT',
+      ],
       codes402: 'a breakdown by `event_name`, or an `event` filter naming a custom event, below Pro',
     },
     events: {
@@ -612,7 +615,10 @@ function register(registry: OpenAPIRegistry) {
       codes400: [...base400, 'METRICS_INVALID_LIMIT', 'METRICS_INVALID_CURSOR'],
       codes402: 'any request below Pro',
     },
-  } satisfies Record<string, { summary: string; response: { key: z.ZodType; admin: z.ZodType }; codes400: MetricsErrorCode[]; codes402: string }>;
+  } satisfies Record<
+    string,
+    { summary: string; response: { key: z.ZodType; admin: z.ZodType }; codes400: MetricsErrorCode[]; codes402: string }
+  >;
 
   const keyQueries = metricsQueries('key');
   const adminQueries = metricsQueries('admin');
@@ -673,7 +679,8 @@ function register(registry: OpenAPIRegistry) {
     operationId: 'runAdhocSql',
     tags: ['Operator'],
     summary: 'Run one read-only ClickHouse query',
-    description: 'Readonly, 10 s, 10,000 rows; a SETTINGS clause is refused. `params` are the values of the query’s `{name:Type}` parameters.',
+    description:
+      'Readonly, 10 s, 10,000 rows; a SETTINGS clause is refused. `params` are the values of the query’s `{name:Type}` parameters.',
     security: OPERATOR_TOKEN,
     request: { body: requests.adhocSql },
     responses: {
@@ -751,7 +758,9 @@ function register(registry: OpenAPIRegistry) {
       200: json('The project, with its API key (shown only here and on rotation).', ProjectWithApiKeyResponse),
       400: error('Validation failed; the reason names the field.'),
       401: error('Missing or invalid admin token.'),
-      402: error(`The plan’s project limit is reached (Free ${PLAN_LIMITS.free.maxProjects}, Pro ${PLAN_LIMITS.pro.maxProjects}, Team unlimited).`),
+      402: error(
+        `The plan’s project limit is reached (Free ${PLAN_LIMITS.free.maxProjects}, Pro ${PLAN_LIMITS.pro.maxProjects}, Team unlimited).`,
+      ),
       default: defaultError,
     },
   });
@@ -924,7 +933,8 @@ function register(registry: OpenAPIRegistry) {
     operationId: 'listMembers',
     tags: ['Team members'],
     summary: 'List a project’s team members',
-    description: 'Oldest first. Answers on every plan: members added on Team are kept after a downgrade (their tokens are refused until the plan is Team again).',
+    description:
+      'Oldest first. Answers on every plan: members added on Team are kept after a downgrade (their tokens are refused until the plan is Team again).',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath },
     responses: {
@@ -984,7 +994,8 @@ function register(registry: OpenAPIRegistry) {
     operationId: 'listIntegrations',
     tags: ['Integrations'],
     summary: 'List a project’s integrations',
-    description: 'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
+    description:
+      'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath },
     responses: {
@@ -1073,7 +1084,9 @@ function register(registry: OpenAPIRegistry) {
     description:
       'Sets a failed delivery back to pending, due now, with a fresh budget of attempts (`attempts` restarts at 0; `last_error` stays until the next attempt). Same delivery id, so receivers can still tell a repeat.',
     security: ADMIN_TOKEN,
-    request: { params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }) },
+    request: {
+      params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }),
+    },
     responses: {
       200: json('The delivery, pending again.', DeliveryResponse),
       401: error('Missing or invalid admin token.'),
@@ -1196,7 +1209,10 @@ function register(registry: OpenAPIRegistry) {
     security: PUBLIC,
     request: { params: z.object({ asset: describe(z.enum(DOCS_ASSETS), 'File name.') }) },
     responses: {
-      200: { description: 'The asset (JavaScript or CSS).', content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } } },
+      200: {
+        description: 'The asset (JavaScript or CSS).',
+        content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } },
+      },
       404: error('No such asset.'),
     },
   });

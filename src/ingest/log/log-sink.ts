@@ -228,7 +228,9 @@ export class LogEventSink implements EventSink {
     if (documents.length > 0) {
       const bytes = Buffer.from(`${documents.join('\n')}\n`);
       if (this.unshippedBytes + this.#reserved + bytes.length + FRAME_HEADER_BYTES > this.options.maxBytes) {
-        const error = new LogFullError(`ingest log full (${this.unshippedBytes} bytes not yet in ClickHouse, INGEST_LOG_MAX_BYTES ${this.options.maxBytes})`);
+        const error = new LogFullError(
+          `ingest log full (${this.unshippedBytes} bytes not yet in ClickHouse, INGEST_LOG_MAX_BYTES ${this.options.maxBytes})`,
+        );
         release(error);
         throw error;
       }

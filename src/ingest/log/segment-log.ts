@@ -55,7 +55,10 @@ export class SegmentLog {
    * Opens the log, recovering it: every frame is checked; the last segment is cut after its last
    * complete frame; segments wholly before `shippedThrough` (in ClickHouse already) are removed.
    */
-  static async open(dir: string, options: { segmentBytes: number; shippedThrough: number }): Promise<{ log: SegmentLog; report: RecoveryReport }> {
+  static async open(
+    dir: string,
+    options: { segmentBytes: number; shippedThrough: number },
+  ): Promise<{ log: SegmentLog; report: RecoveryReport }> {
     await mkdir(dir, { recursive: true });
     const log = new SegmentLog(dir, options.segmentBytes);
     const report = await log.#recover(options.shippedThrough);
@@ -90,7 +93,10 @@ export class SegmentLog {
         const decoded = decodeFrame(bytes, offset, segment.base + offset);
         if (decoded.kind !== 'frame') {
           if (offset < bytes.length) {
-            if (next) report.damage.push(`${path.basename(segment.file)}: ${bytes.length - offset} bytes after offset ${offset} unreadable (${decoded.kind === 'bad' ? decoded.why : 'incomplete frame'})`);
+            if (next)
+              report.damage.push(
+                `${path.basename(segment.file)}: ${bytes.length - offset} bytes after offset ${offset} unreadable (${decoded.kind === 'bad' ? decoded.why : 'incomplete frame'})`,
+              );
             else report.tornTailBytes = bytes.length - offset;
           }
           break;

@@ -188,7 +188,10 @@ export class Shipper {
       } catch (error) {
         this.#failures++;
         const backoff = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** Math.min(this.#failures - 1, 16));
-        this.deps.logger.warn({ err: error, from, to, events: events.length, failures: this.#failures, retryInMs: backoff }, 'ingest log: insert failed, retrying');
+        this.deps.logger.warn(
+          { err: error, from, to, events: events.length, failures: this.#failures, retryInMs: backoff },
+          'ingest log: insert failed, retrying',
+        );
         await this.#pause(backoff);
         continue;
       }
