@@ -15,6 +15,8 @@ export type SdkEvent = {
 export type ControlRequest =
   /** Rows of `events` for one project, counted by the process that owns chDB. */
   | { op: 'count'; projectId: string }
+  /** The event ids (as text) of one project visible in ClickHouse: the visibility-lag probe. */
+  | { op: 'ids'; projectId: string }
   /** Event-loop delay of the server since the last reset (monitorEventLoopDelay); `reset` starts anew. */
   | { op: 'loop'; reset: boolean }
   /** Waits (bounded) until ClickHouse runs no merge, so one phase's merges do not bill the next. */

@@ -59,6 +59,15 @@ async function count(projectId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+async function visibleIds(projectId: string): Promise<string[]> {
+  const result = await ctx.clickhouse.query({
+    query: 'SELECT toString(event_id) AS id FROM events WHERE project_id = {projectId:UUID}',
+    query_params: { projectId },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ id: string }>()).map((row) => row.id);
+}
+
 async function quiesce(timeoutMs: number): Promise<{ waitedMs: number; mergesLeft: number }> {
   const started = performance.now();
   for (;;) {
@@ -143,6 +152,8 @@ async function handle(message: ControlMessage): Promise<unknown> {
   switch (message.op) {
     case 'count':
       return count(message.projectId);
+    case 'ids':
+      return visibleIds(message.projectId);
     case 'loop': {
       // The histogram measures timer gaps of LOOP_RESOLUTION_MS; what is beyond that is delay.
       const late = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);

@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       queuePrefix: 'feedback',
       telemetryPort: 9464,
+      ingestLog: { maxBytes: 512 * 1024 * 1024, shutdownShipMs: 10_000 },
       ingestWorkerConcurrency: 256,
       apiKeyCacheSeconds: 30,
       operatorToken: undefined,
@@ -91,6 +92,8 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://redis:6379',
       QUEUE_PREFIX: 'svc-1',
       INGEST_WORKER_CONCURRENCY: '4',
+      INGEST_LOG_MAX_BYTES: '64MiB',
+      INGEST_LOG_SHUTDOWN_SECONDS: '3',
       OPERATOR_TOKEN: 'x'.repeat(16),
       LOG_LEVEL: 'debug',
       RATE_LIMIT_INGEST: '5000/min',
@@ -118,6 +121,7 @@ describe('loadConfig', () => {
       redisUrl: 'redis://redis:6379',
       queuePrefix: 'svc-1',
       telemetryPort: 9464,
+      ingestLog: { maxBytes: 64 * 1024 * 1024, shutdownShipMs: 3_000 },
       ingestWorkerConcurrency: 4,
       apiKeyCacheSeconds: 0,
       operatorToken: 'x'.repeat(16),
@@ -152,6 +156,8 @@ describe('loadConfig', () => {
     ['CLICKHOUSE_URL', 'tcp://ch:9000'],
     ['REDIS_URL', 'http://redis'],
     ['INGEST_WORKER_CONCURRENCY', '0'],
+    ['INGEST_LOG_MAX_BYTES', '0'],
+    ['INGEST_LOG_MAX_BYTES', '12 apples'],
     ['OPERATOR_TOKEN', 'short'],
   ])('refuses %s=%s with a one-line ConfigError naming the variable', (name, value) => {
     let error: unknown;

@@ -32,6 +32,23 @@ function rateLimitVariable(fallback: string) {
     .prefault(fallback);
 }
 
+/** A size in bytes: `536870912`, `512MiB`, `64MB`, `2GiB`, `100k` (binary multiples either way). */
+function bytesVariable(fallback: string) {
+  const units: Record<string, number> = { '': 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 };
+  return z
+    .string()
+    .transform((value, ctx) => {
+      const match = /^(\d{1,15})\s*(?:([kmg])i?)?b?$/i.exec(value.trim());
+      const bytes = Number(match?.[1]) * (units[(match?.[2] ?? '').toLowerCase()] ?? NaN);
+      if (!match || !Number.isSafeInteger(bytes) || bytes < 1) {
+        ctx.addIssue({ code: 'custom', message: 'must be a size in bytes such as 536870912, 512MiB or 2GiB' });
+        return z.NEVER;
+      }
+      return bytes;
+    })
+    .prefault(fallback);
+}
+
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(3600).default(fallback);
 
 /**
@@ -63,6 +80,8 @@ const EnvSchema = z.object({
     .regex(/^[\w.-]{1,64}$/, 'must be 1 to 64 letters, digits, _ . or -')
     .default('feedback'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  INGEST_LOG_MAX_BYTES: bytesVariable('512MiB'),
+  INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(256),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -119,6 +138,13 @@ export type Config = {
   queuePrefix: string;
   /** Port of the Prometheus /metrics endpoint (0: not served). */
   telemetryPort: number;
+  /** Embedded ingestion (no REDIS_URL): the durable local log under DATA_DIR/ingest-log (docs/ingestion.md). */
+  ingestLog: {
+    /** Bytes of events in the log not yet in ClickHouse at most; beyond, ingestion answers 503. */
+    maxBytes: number;
+    /** A graceful stop ships the log for at most this long; the rest waits for the next start. */
+    shutdownShipMs: number;
+  };
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
   /**
@@ -222,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
     telemetryPort: e.METRICS_PORT,
+    ingestLog: { maxBytes: e.INGEST_LOG_MAX_BYTES, shutdownShipMs: e.INGEST_LOG_SHUTDOWN_SECONDS * 1000 },
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,

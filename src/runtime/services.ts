@@ -1,6 +1,7 @@
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import type { Config } from '../core/config.js';
-import { DirectEventSink } from '../workers/ingest/direct-sink.js';
+import { LogEventSink } from '../workers/ingest/log/log-sink.js';
 import type { EventSink } from '../workers/ingest/event-sink.js';
 import { PostgresDeadLetters } from '../workers/ingest/dead-letters.js';
 import { EventWriter } from '../workers/ingest/event-writer.js';
@@ -34,7 +35,7 @@ export type Services = {
   eventWriter: EventWriter;
   /** The one path of relayed outbox facts to ClickHouse (relay or queue worker). */
   factWriter: FactWriter;
-  /** Where the API hands events: the queue with Redis, the in-process batcher without. */
+  /** Where the API hands events: the queue with Redis, the durable local ingest log without. */
   eventSink: EventSink;
   /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
   rateLimits: RateLimits;
@@ -87,7 +88,15 @@ export async function createServices(
       closers.unshift(() => dq.close());
       eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
     } else {
-      eventSink = new DirectEventSink(eventWriter);
+      eventSink = await LogEventSink.open({
+        dir: path.join(config.dataDir, 'ingest-log'),
+        maxBytes: config.ingestLog.maxBytes,
+        shutdownShipMs: config.ingestLog.shutdownShipMs,
+        writer: eventWriter,
+        clickhouse,
+        logger,
+        telemetry,
+      });
     }
     closers.unshift(() => eventSink.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);

@@ -2,6 +2,7 @@ import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
+import type { EventSink } from './ingest/event-sink.js';
 import type { EventWriter } from './ingest/event-writer.js';
 import type { FactWriter } from './ingest/fact-writer.js';
 import type { IngestQueue } from './ingest/ingest.queue.js';
@@ -24,6 +25,8 @@ export type WorkerDeps = {
   /** The deliveries queue with Redis; without it, a poller over the deliveries table sends. */
   deliveryQueue: DeliveryQueue | undefined;
   mailer: Mailer;
+  /** Where the API hands events; in embedded mode the durable log, whose shipper the workers start. */
+  eventSink: EventSink;
   eventWriter: EventWriter;
   factWriter: FactWriter;
 };

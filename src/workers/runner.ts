@@ -26,8 +26,8 @@ export const factsJobId = (batchId: string) => `facts-${batchId}`;
 /**
  * Starts the background work of this process: with Redis, the BullMQ worker that writes queued
  * events and facts to ClickHouse, and the outbox relay that queues facts; without Redis, the
- * relay alone, writing facts straight to ClickHouse (events are written by the in-process
- * batcher of the API).
+ * relay alone, writing facts straight to ClickHouse, and the shipper of the API's local ingest
+ * log (src/ingest/log), which writes events.
  */
 export function startWorkers(deps: WorkerDeps): Workers {
   let ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
@@ -52,6 +52,8 @@ export function startWorkers(deps: WorkerDeps): Workers {
       await deps.factWriter.write(facts, `facts:${factsJobId(batchId)}`);
     };
   }
+  // The local ingest log (embedded mode) ships to ClickHouse from now on: the schema is migrated.
+  deps.eventSink.start?.();
   const relay = new OutboxRelay(deps.sql, deliver, deps.logger.child({ component: 'outbox-relay' }));
   relay.start();
 

@@ -2,12 +2,14 @@ import type { IngestEvent } from '../../core/event.js';
 
 /**
  * Where the API hands accepted events. `submit` resolves only once the events are durable
- * (committed in ClickHouse, or in the Redis queue; an event ClickHouse refused for its data is
- * durable in the dead letters instead, see EventWriter), with the event as stored for each
- * input, in order: for a retried client eventId that is the first request's event.
+ * (fsync'd in the local ingest log, or in the Redis queue), with the event as stored for each
+ * input, in order: for a retried client eventId that is the first request's event. An event
+ * ClickHouse later refuses for its data is kept in the dead letters (EventWriter).
  */
 export interface EventSink {
   submit(events: IngestEvent[]): Promise<IngestEvent[]>;
+  /** Starts moving accepted events on to ClickHouse, where the sink does that itself (the local log). */
+  start?(): void;
   /** Flushes what is buffered; later submits are refused. */
   close(): Promise<void>;
 }
