@@ -234,8 +234,10 @@ function queryOf(
   strings: fc.Arbitrary<string>,
   hostileWeight: number,
 ): fc.Arbitrary<string> {
+  // A generated value may be an object without a prototype, which String() cannot convert.
+  const itemText = (item: unknown) => (typeof item === 'object' && item !== null ? JSON.stringify(item) : String(item));
   const asText = (value: unknown) =>
-    Array.isArray(value) ? value.map(String).join(',') : typeof value === 'string' ? value : JSON.stringify(value);
+    Array.isArray(value) ? value.map(itemText).join(',') : typeof value === 'string' ? value : JSON.stringify(value);
   const one = (parameter: OpenAPIV3.ParameterObject) =>
     fc.record({
       mode: fc.constantFrom('absent', 'absent', 'given', 'given', 'other-casing', 'repeated'),
@@ -249,7 +251,7 @@ function queryOf(
       const other = name.includes('_') ? name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()) : camelToSnake(name);
       if (choice.mode === 'absent') return;
       if (Array.isArray(choice.value) && choice.mode === 'repeated') {
-        for (const item of choice.value) search.append(name, String(item));
+        for (const item of choice.value) search.append(name, itemText(item));
         return;
       }
       search.append(choice.mode === 'other-casing' ? other : name, asText(choice.value));
