@@ -15,7 +15,7 @@ type StoredEvent = {
 };
 
 describe.each([
-  { mode: 'embedded (in-process batcher)', redis: false },
+  { mode: 'embedded (durable local log)', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('event ingestion, $mode', ({ redis }) => {
   let server: TestServer;

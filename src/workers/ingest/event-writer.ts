@@ -25,7 +25,7 @@ export type WriteOptions = {
 
 /**
  * The one path by which events reach ClickHouse, used by the BullMQ worker and by the
- * in-process batcher alike. Events already stored (a retried client eventId, or with
+ * embedded ingest log's shipper alike. Events already stored (a retried client eventId, or with
  * `checkAll` any event of a batch written before) or repeated within the batch are dropped, so
  * each is stored once; the rest go in one insert whose deduplication token makes a retry of
  * the same batch harmless.
