@@ -58,6 +58,7 @@ function printFirstStartHelp(operatorToken: string, port: number, dataDir: strin
       `Operator token (stored in ${dataDir}/operator-token): ${operatorToken}`,
       'Create an account (its admin token creates projects and their API keys):',
       `  curl -s -X POST ${base}/api/v1/admin/accounts -H 'Authorization: Bearer ${operatorToken}' -H 'Content-Type: application/json' -d '{"email":"owner@example.com","plan":"free"}'`,
+      `The owners' dashboard: ${base}/ (sign in with the account's admin_token)`,
       '',
     ].join('\n'),
   );
