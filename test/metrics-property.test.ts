@@ -38,6 +38,7 @@ import { insertEvents } from '../src/olap/events.table.js';
 import { insertFacts } from '../src/olap/facts.table.js';
 import type { Plan } from '../src/core/plans.js';
 import { createProject, type TestProject } from './helpers/factories.js';
+import { eventually } from './helpers/redis.js';
 import { startTestServer, type HttpResponse, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -532,6 +533,16 @@ async function load(s: Scenario, ingestion: 'direct' | 'http'): Promise<Run> {
       expect(response.status, JSON.stringify(response.body)).toBe(200);
       expect(response.body.accepted).toBe(chunk.length);
     }
+  }
+  if (ingestion === 'http') {
+    // An answer of 200 means the events are in the durable ingest log (embedded mode); its shipper
+    // makes them visible in ClickHouse shortly after (docs/ingestion.md).
+    await eventually('the batch events in ClickHouse', 30_000, async () => {
+      const [row] = await server.clickhouseRows<{ n: string }>('SELECT count() AS n FROM events WHERE project_id = {project:UUID}', {
+        project: project.id,
+      });
+      return Number(row?.n) === model.events.length;
+    });
   }
   const firstSeen = new Map<string, number>();
   for (const f of [...model.facts].sort(byTimeThenId)) {
