@@ -45,6 +45,7 @@ beforeAll(async () => {
     },
   });
   expect(tracked.status).toBe(200);
+  await server.eventsVisible();
   // The listener counts what reaches it (checked once, then the count starts from zero).
   await fetch(listenerUrl);
   expect(requestsSeen).toBe(1);
@@ -214,6 +215,7 @@ describe('POST /api/v1/admin/sql refuses hostile queries and changes nothing', (
       body: { eventName: 'after', userId: 'u' },
     });
     expect(tracked.status).toBe(200);
+    await server.eventsVisible();
   });
 
   it('binds parameter values as values: quotes, backslashes, newlines and ; come back exactly', async () => {

@@ -26,6 +26,7 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
         ],
       },
     });
+    await server.eventsVisible();
     const r = await sql('SELECT event_name, count() AS n FROM events WHERE project_id = {p:UUID} GROUP BY event_name ORDER BY event_name', {
       p: project.id,
     });
@@ -88,5 +89,6 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
       body: { eventName: 'after_sql', userId: 'u' },
     });
     expect(tracked.status).toBe(200);
+    await server.eventsVisible();
   });
 });

@@ -121,6 +121,7 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
       });
       expect(batch.status).toBe(200);
     }
+    await server.eventsVisible();
     const target = { client: server.clickhouse };
     for (;;) {
       const counts = await projectRowCounts(target, project.id);

@@ -106,6 +106,7 @@ async function stored(projectId: string): Promise<StoredEvent[]> {
 async function track(project: TestProject, events: Record<string, unknown>[]) {
   const response = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events } });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
+  await server.eventsVisible();
 }
 
 describe('GET /projects/:id/exports/events', () => {

@@ -20,6 +20,7 @@ const noonDaysAgo = (n: number) => `${daysAgo(n)}T12:00:00.000Z`;
 async function track(project: TestProject, events: { eventName: string; userId: string; timestamp?: string; properties?: object }[]) {
   const response = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events } });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
+  await server.eventsVisible();
 }
 
 /** Waits until the outbox relay has moved every fact to ClickHouse. */

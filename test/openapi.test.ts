@@ -505,6 +505,7 @@ describe('real responses validate against the document', () => {
       },
     });
     await call('post', '/events/batch', 400, { apiKey, body: { events: [{ eventName: 'x' }] } });
+    await server.eventsVisible();
   });
 
   it('every metrics operation, on both surfaces', async () => {

@@ -150,6 +150,7 @@ describe('strings no store can hold are refused with 400 naming the field', () =
       body: { eventName: 'party 🎉', userId: 'u\t1', properties: { '🎉': 'tab\there' } },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
+    await server.eventsVisible();
     const rows = await server.clickhouseRows<{ event_name: string }>('SELECT event_name FROM events WHERE project_id = {p:UUID}', {
       p: project.id,
     });

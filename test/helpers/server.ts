@@ -12,7 +12,9 @@ import { createServices, type Services } from '../../src/runtime/services.js';
 import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { createSql } from '../../src/oltp/db.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
+import { LogEventSink } from '../../src/workers/ingest/log/log-sink.js';
 import { databaseUrlFor } from './database.js';
+import { eventually } from './eventually.js';
 import { assertDocumented } from './openapi-validator.js';
 
 export type HttpResponse<T = any> = { status: number; body: T; headers: Headers };
@@ -42,6 +44,12 @@ export type TestServer = {
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<HttpResponse<T>>;
   /** Rows of a ClickHouse query (JSONEachRow), with named {param:Type} parameters. */
   clickhouseRows<T = Record<string, unknown>>(query: string, params?: Record<string, unknown>): Promise<T[]>;
+  /**
+   * Waits until every event acknowledged so far is in ClickHouse: an answer of 200 means the events
+   * are durable in the ingest log (embedded) or the queue (Redis), and its shipper or worker writes
+   * them a moment later (docs/ingestion.md).
+   */
+  eventsVisible(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -118,6 +126,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async clickhouseRows<T>(query: string, params: Record<string, unknown> = {}) {
       const result = await ctx.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
       return result.json<T>();
+    },
+    async eventsVisible(timeoutMs = 30_000) {
+      const sink = ctx.eventSink;
+      const queue = ctx.queue;
+      if (sink instanceof LogEventSink) {
+        await eventually('the ingest log shipped to ClickHouse', timeoutMs, async () => sink.unshippedBytes === 0);
+      } else if (queue) {
+        await eventually('the ingest queue drained into ClickHouse', timeoutMs, async () => {
+          const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'prioritized');
+          return Object.values(counts).every((n) => n === 0);
+        });
+      }
     },
     async close() {
       server.closeAllConnections();
