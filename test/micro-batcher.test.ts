@@ -4,7 +4,13 @@ import { MicroBatcher } from '../src/workers/ingest/micro-batcher.js';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A batcher whose flushes take `flushMs` and are recorded with their start time. */
-function recordingBatcher(options: { maxItems?: number; maxDelayMs?: number; minFlushIntervalMs?: number; flushMs?: number }) {
+function recordingBatcher(options: {
+  maxItems?: number;
+  maxDelayMs?: number;
+  minFlushIntervalMs?: number;
+  maxWaiting?: number;
+  flushMs?: number;
+}) {
   const flushes: { at: number; items: number[] }[] = [];
   const started = performance.now();
   const batcher = new MicroBatcher<number, number>({
@@ -12,6 +18,7 @@ function recordingBatcher(options: { maxItems?: number; maxDelayMs?: number; min
     maxDelayMs: options.maxDelayMs ?? 2,
     maxConcurrentFlushes: 1,
     minFlushIntervalMs: options.minFlushIntervalMs,
+    maxWaiting: options.maxWaiting,
     flush: async (items) => {
       flushes.push({ at: performance.now() - started, items });
       await sleep(options.flushMs ?? 1);
@@ -113,5 +120,16 @@ describe('MicroBatcher', () => {
     expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     fail = false;
     await expect(batcher.add([3])).resolves.toBe(1);
+  });
+
+  it('maxWaiting: once that many callers wait, the next flush starts at once, minFlushIntervalMs or not', async () => {
+    // Like the ingest worker: callers are the jobs it holds, at most maxWaiting of them.
+    const { batcher, flushes } = recordingBatcher({ maxDelayMs: 1, minFlushIntervalMs: 5_000, maxWaiting: 3 });
+    await batcher.add([0]); // the idle batcher's flush; the next one would wait 5 s
+    const t0 = performance.now();
+    const results = await Promise.all([batcher.add([1]), batcher.add([2]), batcher.add([3])]);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    expect(flushes.map((f) => f.items)).toEqual([[0], [1, 2, 3]]);
+    expect(results).toEqual([3, 3, 3]);
   });
 });

@@ -29,17 +29,47 @@ async function readBody(ctx: RequestContext): Promise<void> {
  */
 export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Budget } = {}): Middleware<AppState> {
   const budget = options.budget ?? 'api';
+  const hashes = new KeyHashes();
   return async (ctx, next) => {
     const key = ctx.get('x-api-key');
     if (!key) throw unauthorized('missing X-API-Key header');
-    const project = await projectKeys.lookup(hashSecret(key));
+    const hash = hashes.of(key);
+    const project = projectKeys.cached(hash.hex) ?? (await projectKeys.lookup(hash.buffer, hash.hex));
     if (!project) throw unauthorized('invalid API key');
+    hashes.remember(key, hash);
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
     ctx.state.project = project;
     await readBody(ctx);
     await next();
   };
+}
+
+type KeyHash = { buffer: Buffer; hex: string };
+
+/**
+ * The sha256 of API keys that authenticated recently. A key is hashed on every request, and the
+ * hash (and its hex form, the cache's key) was a visible share of the ingestion path's CPU
+ * (BENCHMARKS.md, "BullMQ request path"). A hash is a pure function of the key, so a remembered one
+ * is never stale: whether the key is still valid is asked of the project cache every time. Only
+ * keys that matched a project are kept, so random keys cannot fill it; it is bounded all the same.
+ */
+class KeyHashes {
+  static readonly MAX = 10_000;
+  readonly #known = new Map<string, KeyHash>();
+
+  of(key: string): KeyHash {
+    const known = this.#known.get(key);
+    if (known) return known;
+    const buffer = hashSecret(key);
+    return { buffer, hex: buffer.toString('hex') };
+  }
+
+  remember(key: string, hash: KeyHash): void {
+    if (this.#known.has(key)) return;
+    if (this.#known.size >= KeyHashes.MAX) this.#known.clear();
+    this.#known.set(key, hash);
+  }
 }
 
 function bearerToken(ctx: RequestContext): string | null {

@@ -10,6 +10,9 @@ const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string)
  */
 export function camelKeys(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  // Most bodies are camelCase already: then the object is its own answer (the schema after this
+  // builds a new object anyway), without a copy on every request.
+  if (!hasSnakeKey(value)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     const camel = snakeToCamel(key);
@@ -17,6 +20,11 @@ export function camelKeys(value: unknown): unknown {
     out[camel] = v;
   }
   return out;
+}
+
+function hasSnakeKey(value: object): boolean {
+  for (const key in value) if (Object.hasOwn(value, key) && key.includes('_')) return true;
+  return false;
 }
 
 /** A request body schema: an object whose keys may arrive in either casing. */

@@ -61,10 +61,24 @@ export class ProjectKeyCache {
     await this.#unlisten?.().catch(() => undefined);
   }
 
-  /** The project of an API key (by its sha256), or null for an unknown key. */
-  async lookup(keyHash: Buffer): Promise<ProjectWithPlan | null> {
+  /**
+   * The remembered project of an API key (by its sha256 in hex), or undefined when it is not
+   * remembered (then ask `lookup`). Synchronous: a hit, the common case on the ingestion path,
+   * costs no await (BENCHMARKS.md, "BullMQ request path").
+   */
+  cached(keyHex: string): ProjectWithPlan | undefined {
+    if (!this.#listening) return undefined;
+    const entry = this.#entries.get(keyHex);
+    return entry && entry.expiresAt > Date.now() ? entry.project : undefined;
+  }
+
+  /**
+   * The project of an API key (by its sha256), or null for an unknown key. `keyHex` is the hash
+   * in hex when the caller has it already.
+   */
+  async lookup(keyHash: Buffer, keyHex?: string): Promise<ProjectWithPlan | null> {
     if (!this.#listening) return findProjectByApiKeyHash(this.sql, keyHash);
-    const key = keyHash.toString('hex');
+    const key = keyHex ?? keyHash.toString('hex');
     const entry = this.#entries.get(key);
     if (entry && entry.expiresAt > Date.now()) return entry.project;
     const generation = this.#generation;

@@ -25,6 +25,21 @@ function toIngestEvent(projectId: string, body: TrackEventBody, receivedAt: stri
   };
 }
 
+let isoMs = Number.NaN;
+let isoText = '';
+/**
+ * The time now as an ISO string. Formatting a Date cost about 0.8 µs, once per request; under
+ * load many requests arrive within the same millisecond and share one.
+ */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
+}
+
 /**
  * SPEC 4.9 and the batch variant. The API stores nothing itself: it hands the events to the
  * sink and answers once they are durable. Any event name is accepted on every tier.
@@ -47,14 +62,14 @@ export function eventsRouter({ projectKeys, eventSink, logger }: ApiDeps): Route
 
   router.post('/events/track', auth, async (ctx) => {
     const body = parseBody(TrackEventBody, ctx.request.body);
-    const [stored] = await submit([toIngestEvent(keyProject(ctx).id, body, new Date().toISOString())]);
+    const [stored] = await submit([toIngestEvent(keyProject(ctx).id, body, isoNow())]);
     ctx.body = toTrackedEvent(stored as IngestEvent);
   });
 
   router.post('/events/batch', auth, async (ctx) => {
     const body = parseBody(BatchEventsBody, ctx.request.body);
     const projectId = keyProject(ctx).id;
-    const receivedAt = new Date().toISOString();
+    const receivedAt = isoNow();
     const stored = await submit(body.events.map((event) => toIngestEvent(projectId, event, receivedAt)));
     ctx.body = { accepted: stored.length, events: stored.map(toTrackedEvent) };
   });

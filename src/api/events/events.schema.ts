@@ -15,15 +15,42 @@ export const MAX_BATCH_EVENTS = 1000;
  */
 export const MAX_PROPERTIES_DEPTH = 64;
 
-/** Whether `value` nests deeper than `limit` levels; iterative, and stops at the first too deep. */
-function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 1 }];
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    if (item.value === null || typeof item.value !== 'object') continue;
-    if (item.depth > limit) return true;
-    for (const child of Object.values(item.value)) stack.push({ value: child, depth: item.depth + 1 });
+/**
+ * One walk over a properties value: whether it nests deeper than `depthLimit` levels (stopping at
+ * the first too deep), and an upper bound of its size as JSON in UTF-8 bytes (a string's UTF-16
+ * unit takes at most 6 bytes, as a `\uXXXX` escape; a number at most 25). Iterative, so a deep
+ * value cannot overflow the stack. The bound lets the usual small properties skip the exact size
+ * check, which serialized them once more on every event (BENCHMARKS.md, "BullMQ request path").
+ */
+function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBytesAtMost: number } {
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  let bytes = 0;
+  while (values.length > 0) {
+    const current = values.pop();
+    const depth = depths.pop() as number;
+    if (typeof current === 'string') bytes += 2 + 6 * current.length;
+    else if (current === null || typeof current !== 'object') bytes += 25;
+    else {
+      if (depth > depthLimit) return { tooDeep: true, jsonBytesAtMost: Number.POSITIVE_INFINITY };
+      bytes += 2;
+      if (Array.isArray(current)) {
+        for (const child of current) {
+          bytes += 1;
+          values.push(child);
+          depths.push(depth + 1);
+        }
+      } else {
+        for (const key in current) {
+          if (!Object.hasOwn(current, key)) continue;
+          bytes += 4 + 6 * key.length;
+          values.push((current as Record<string, unknown>)[key]);
+          depths.push(depth + 1);
+        }
+      }
+    }
   }
-  return false;
+  return { tooDeep: false, jsonBytesAtMost: bytes };
 }
 
 const properties = z
@@ -33,9 +60,10 @@ const properties = z
   .superRefine((value, ctx) => {
     if (value == null) return;
     // Depth first: the size check serializes the value, which a deep enough one cannot survive.
-    if (nestsDeeperThan(value, MAX_PROPERTIES_DEPTH)) {
+    const { tooDeep, jsonBytesAtMost } = measure(value, MAX_PROPERTIES_DEPTH);
+    if (tooDeep) {
       ctx.addIssue({ code: 'custom', message: `must nest at most ${MAX_PROPERTIES_DEPTH} levels` });
-    } else if (Buffer.byteLength(JSON.stringify(value)) > MAX_PROPERTIES_BYTES) {
+    } else if (jsonBytesAtMost > MAX_PROPERTIES_BYTES && Buffer.byteLength(JSON.stringify(value)) > MAX_PROPERTIES_BYTES) {
       ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_PROPERTIES_BYTES} bytes as JSON` });
     }
   });

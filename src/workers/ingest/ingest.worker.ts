@@ -11,9 +11,24 @@ import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.q
 /**
  * Under load, at most one ClickHouse insert per this long, so inserts stay large: a chDB insert
  * costs about 20 ms of CPU whatever its size, on the API's cores (BENCHMARKS.md). The API has
- * answered long before; this only delays visibility in ClickHouse.
+ * answered long before; this only delays visibility in ClickHouse. An insert starts sooner when
+ * the worker holds as many jobs as it may (its concurrency): it could take no more meanwhile.
  */
-const MIN_INSERT_INTERVAL_MS = 200;
+const MIN_INSERT_INTERVAL_MS = 500;
+
+/**
+ * Holds what this turn writes to `connection` and sends it as one write at the end of the turn.
+ * When a group insert is done, every job of the group completes at once: each completion is a
+ * Redis command, and each command was a write system call of its own (a visible share of the
+ * API's thread, which runs this worker with embedded ClickHouse: BENCHMARKS.md, "BullMQ request
+ * path"). Corking the socket sends them together; their order, and so every reply, is unchanged.
+ */
+function batchWritesOfThisTurn(connection: Redis): void {
+  const socket = connection.stream;
+  if (!socket || socket.writableCorked > 0) return;
+  socket.cork();
+  setImmediate(() => socket.uncork());
+}
 
 export type IngestWorkerOptions = {
   /**
@@ -51,6 +66,7 @@ export function startIngestWorker(deps: {
 }): Worker<IngestJobData, void, IngestJobName> {
   const { logger } = deps;
   const lockDuration = deps.options?.lockDurationMs ?? 10_000;
+  const concurrency = deps.options?.concurrency ?? 256;
   let lane: Promise<unknown> = Promise.resolve();
   const serialized = <T>(write: () => Promise<T>): Promise<T> => {
     const run = lane.then(write, write);
@@ -64,7 +80,13 @@ export function startIngestWorker(deps: {
     maxDelayMs: 10,
     maxConcurrentFlushes: 1,
     minFlushIntervalMs: MIN_INSERT_INTERVAL_MS,
-    flush: (events) => serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`)),
+    // Each waiting caller is a job this worker holds.
+    maxWaiting: concurrency,
+    flush: async (events) => {
+      const result = await serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`));
+      batchWritesOfThisTurn(deps.connection);
+      return result;
+    },
   });
   const worker = new Worker<IngestJobData, void, IngestJobName>(
     INGEST_QUEUE,
@@ -92,7 +114,7 @@ export function startIngestWorker(deps: {
     {
       connection: deps.connection,
       prefix: deps.prefix,
-      concurrency: deps.options?.concurrency ?? 256,
+      concurrency,
       lockDuration,
       stalledInterval: Math.max(1_000, Math.floor(lockDuration / 2)),
       // A crash in the middle of a job makes it "stalled"; allow several before giving up on it.

@@ -14,6 +14,12 @@ export type MicroBatcherOptions<T, R> = {
    * arriving meanwhile wait, so under load each flush carries about this long of traffic.
    */
   minFlushIntervalMs?: number;
+  /**
+   * Flush as soon as this many callers are waiting, minFlushIntervalMs or not (default: no such
+   * bound). For callers that cannot be more than so many at once, such as the jobs a BullMQ worker
+   * holds: once all are here, waiting longer only stalls them.
+   */
+  maxWaiting?: number;
   flush: (items: T[]) => Promise<R>;
 };
 
@@ -43,7 +49,7 @@ export class MicroBatcher<T, R> {
     return new Promise<R>((resolve, reject) => {
       this.#items.push(...items);
       this.#waiters.push({ resolve, reject });
-      if (this.#items.length >= this.options.maxItems) this.#flushNow();
+      if (this.#full()) this.#flushNow();
       else this.#timer ??= this.#later(this.options.maxDelayMs);
     });
   }
@@ -55,6 +61,10 @@ export class MicroBatcher<T, R> {
       this.#flushNow();
       await Promise.allSettled([...this.#inFlight]);
     }
+  }
+
+  #full(): boolean {
+    return this.#items.length >= this.options.maxItems || this.#waiters.length >= (this.options.maxWaiting ?? Number.POSITIVE_INFINITY);
   }
 
   /** Calls #flushNow after `ms`, or at the end of this event-loop turn when `ms` is 0. */
@@ -72,7 +82,7 @@ export class MicroBatcher<T, R> {
     this.#timer = undefined;
     if (this.#items.length === 0 || this.#inFlight.size >= this.options.maxConcurrentFlushes) return;
     const wait = this.#lastFlushAt + (this.options.minFlushIntervalMs ?? 0) - performance.now();
-    if (wait > 0 && !this.#draining && this.#items.length < this.options.maxItems) {
+    if (wait > 0 && !this.#draining && !this.#full()) {
       this.#timer = this.#later(wait);
       return;
     }
