@@ -8,7 +8,7 @@
  *
  * For each mode:
  *   (1) POST /api/v1/events/track under autocannon against a bare Koa route that answers the same
- *       JSON (bench/bare-server.ts): req/s, p50/p99, and the ratio track/bare (target >= 0.6),
+ *       JSON (bench/bare-server.ts): req/s, p50/p99, and the ratio track/bare (target >= 0.6 embedded, 0.5 bullmq),
  *       the service's CPU per request against bare Koa's, and the visibility lag under that load:
  *       a marker event with a fresh eventId every 50 ms, from its 200 until ClickHouse returns it
  *       (polled every 100 ms), p50/p99;
@@ -105,7 +105,8 @@ if (options.batchSize > 1000) throw new Error('--batch-size: /events/batch takes
 
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const TRACK_TARGET = 0.6;
+/** Issue 15: track at least 0.6 of bare Koa in embedded mode, 0.5 in BullMQ mode. */
+const TRACK_TARGET: Record<string, number> = { embedded: 0.6, bullmq: 0.5 };
 const BATCH_TARGET = 0.8;
 /** A marker event this often during the measured track phase; ClickHouse polled this often for them. */
 const MARKER_EVERY_MS = 50;
@@ -817,7 +818,7 @@ function report(results: ModeResult[]): string {
       ],
       results.map((r) => [
         r.mode,
-        verdict(r.track.rps / r.bare.rps, TRACK_TARGET),
+        verdict(r.track.rps / r.bare.rps, TRACK_TARGET[r.mode] ?? 0.6),
         `${r.track.p50} / ${r.track.p99} (${r.bare.p50} / ${r.bare.p99})`,
         f2(cpuPerRequest(r.track.phase, r.track.ok) / cpuPerRequest(r.bare.phase, r.bare.ok)),
         `${f0(r.track.lag.p50Ms)} / ${f0(r.track.lag.p99Ms)} (${r.track.lag.markers})`,
@@ -888,7 +889,7 @@ async function main() {
       '',
     ].join('\n'),
   );
-  const missed = results.some((r) => r.track.rps / r.bare.rps < TRACK_TARGET || r.batch.rate / r.raw.rate < BATCH_TARGET);
+  const missed = results.some((r) => r.track.rps / r.bare.rps < (TRACK_TARGET[r.mode] ?? 0.6) || r.batch.rate / r.raw.rate < BATCH_TARGET);
   if (missed) process.stdout.write('\nAt least one target was missed (see BENCHMARKS.md).\n');
 }
 
