@@ -1,8 +1,8 @@
-import path from 'node:path';
 import type { ClickHouseClient } from './clickhouse.js';
-import { QueryGate, QueryGateBusy } from './query-gate.js';
+import { QueryGateBusy } from './query-gate.js';
+import { readonlyLane } from './readonly-lane.js';
 import { ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
-import { chdbReadonlyEngine, serverReadonlyEngine, type ParamValue, type ReadonlyEngine } from './readonly-session.js';
+import type { ParamValue } from './readonly-session.js';
 
 export const ADHOC_MAX_ROWS = 10_000;
 /** Default limit of an operator query with embedded chDB, which shares the service's process. */
@@ -48,15 +48,9 @@ export type AdhocQueriesOptions = {
  * process-wide parameter chain (readonly-session.ts). With a server they run side by side.
  */
 export function createAdhocQueries(options: AdhocQueriesOptions): AdhocQueries {
-  const embedded = !options.clickhouseUrl;
-  const engine: ReadonlyEngine = embedded
-    ? chdbReadonlyEngine(path.join(options.dataDir, 'clickhouse'))
-    : serverReadonlyEngine(options.clickhouse);
-  const timeoutMs = options.timeoutMs ?? (embedded ? ADHOC_EMBEDDED_TIMEOUT_MS : ADHOC_SERVER_TIMEOUT_MS);
-  const gate = new QueryGate({
-    maxRunning: embedded ? 1 : 4,
-    maxWaiting: embedded ? 4 : 16,
-    retryAfterSeconds: Math.max(1, Math.ceil(timeoutMs / 1000)),
+  const { embedded, engine, timeoutMs, gate } = readonlyLane({
+    ...options,
+    defaultTimeoutMs: { embedded: ADHOC_EMBEDDED_TIMEOUT_MS, server: ADHOC_SERVER_TIMEOUT_MS },
   });
   const maxRows = options.maxRows ?? ADHOC_MAX_ROWS;
   return {

@@ -1,15 +1,9 @@
-import path from 'node:path';
 import type { ClickHouseClient } from './clickhouse.js';
-import { QueryGate, QueryGateBusy } from './query-gate.js';
+import { QueryGateBusy } from './query-gate.js';
+import { readonlyLane } from './readonly-lane.js';
 import { jsonLines, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
 import type { AstVerdict } from './readonly-ast-guard.js';
-import {
-  chdbReadonlyEngine,
-  serverReadonlyEngine,
-  type ParamValue,
-  type ReadonlyEngine,
-  type ReadonlySession,
-} from './readonly-session.js';
+import type { ParamValue, ReadonlySession } from './readonly-session.js';
 import { tenantTableFilters, type TenantScope } from './tenant-filters.js';
 import { judgeQueryTree, judgeTenantAst, type TenantCatalog } from './tenant-guard.js';
 
@@ -70,19 +64,12 @@ export type ProjectQueriesOptions = {
  * outside chdb's parameter chain, like operator queries: metrics and ingestion never wait for them.
  */
 export function createProjectQueries(options: ProjectQueriesOptions): ProjectQueries {
-  const embedded = !options.clickhouseUrl;
-  const engine: ReadonlyEngine = embedded
-    ? chdbReadonlyEngine(path.join(options.dataDir, 'clickhouse'))
-    : serverReadonlyEngine(options.clickhouse);
-  const database = embedded ? 'default' : serverDatabase(options.clickhouseUrl ?? '');
-  const timeoutMs = options.timeoutMs ?? (embedded ? PROJECT_SQL_EMBEDDED_TIMEOUT_MS : PROJECT_SQL_SERVER_TIMEOUT_MS);
-  const retryAfterSeconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-  const gate = new QueryGate({
-    maxRunning: embedded ? 1 : 4,
-    maxWaiting: embedded ? 4 : 16,
-    retryAfterSeconds,
+  const { embedded, engine, timeoutMs, retryAfterSeconds, gate } = readonlyLane({
+    ...options,
+    defaultTimeoutMs: { embedded: PROJECT_SQL_EMBEDDED_TIMEOUT_MS, server: PROJECT_SQL_SERVER_TIMEOUT_MS },
     label: 'project queries',
   });
+  const database = embedded ? 'default' : serverDatabase(options.clickhouseUrl ?? '');
   const perAccount = options.accountConcurrency ?? PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY;
   const inFlight = new Map<string, number>();
   const maxRows = options.maxRows ?? PROJECT_SQL_MAX_ROWS;
