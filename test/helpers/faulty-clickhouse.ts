@@ -16,6 +16,8 @@ import {
   type Connection,
 } from 'chdb/connection';
 
+import { isolateChdbResults } from '../../src/olap/chdb-result-isolation.js';
+
 type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection'];
 
 /**
@@ -46,12 +48,13 @@ function insertTable(query: string): string {
 /**
  * A real chDB connection on `<dataDir>/clickhouse` whose `insert` fails on command; every other
  * method is the real one. Plugged into @clickhouse/client exactly as src/olap/clickhouse.ts plugs
- * the plain connection, so the app sees an ordinary ClickHouseClient.
+ * its connection (wrapped for result isolation the same way), so the app sees an ordinary ClickHouseClient.
  */
 export function createFaultyClickHouse(dataDir: string): { client: ClickHouseClient; faults: FaultSwitch } {
   const dir = path.join(dataDir, 'clickhouse');
   mkdirSync(dir, { recursive: true });
-  const real = createChdbConnection({ path: dir }) as unknown as Connection<Readable>;
+  // The service's own connection stack (result isolation included), with the faults on top.
+  const real = isolateChdbResults(createChdbConnection({ path: dir }) as unknown as Connection<Readable>);
   const faults: FaultSwitch = {
     mode: undefined,
     attempts: new Map(),
