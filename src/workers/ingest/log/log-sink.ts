@@ -170,7 +170,10 @@ export class LogEventSink implements EventSink {
 
   async submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     if (this.#closed) throw new SinkUnavailableError('shutting down');
-    const stored = await this.#storedRetries(events);
+    // Only a retried eventId that may have been shipped asks ClickHouse; every other request goes
+    // on without an await here.
+    const candidates = this.#retryCandidates(events);
+    const stored = candidates.length === 0 ? new Map<string, IngestEvent>() : await this.#storedRetries(candidates);
 
     // From here to the reservation nothing awaits, so claims cannot race.
     let resolveDurable!: () => void;
@@ -251,19 +254,22 @@ export class LogEventSink implements EventSink {
     return answer;
   }
 
+  /** Client eventIds not in the log whose hash says they were probably shipped already. */
+  #retryCandidates(events: IngestEvent[]): IngestEvent[] {
+    return events.filter((event) => {
+      if (!event.id_from_client) return false;
+      const key = eventKey(event.project_id, event.event_id);
+      return !this.index.claim(key) && this.index.maybeShipped(key);
+    });
+  }
+
   /**
    * The stored events of client eventIds that were probably shipped already (their hash is in
    * the index): the only case where a request asks ClickHouse. Retries are rare; a new eventId
    * never gets here.
    */
-  async #storedRetries(events: IngestEvent[]): Promise<Map<string, IngestEvent>> {
-    const candidates = events.filter((event) => {
-      if (!event.id_from_client) return false;
-      const key = eventKey(event.project_id, event.event_id);
-      return !this.index.claim(key) && this.index.maybeShipped(key);
-    });
+  async #storedRetries(candidates: IngestEvent[]): Promise<Map<string, IngestEvent>> {
     const stored = new Map<string, IngestEvent>();
-    if (candidates.length === 0) return stored;
     let found: IngestEvent[];
     try {
       found = await findStoredEvents(
