@@ -10,6 +10,7 @@ import { exportsRouter } from './data-rights/exports.router.js';
 import { AppError } from './errors.js';
 import { eventsRouter } from './events/events.router.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
+import { identityRouter } from './identity/identity.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
 import { healthRouter } from './health/health.router.js';
 import { deliveriesRouter } from './deliveries/deliveries.router.js';
@@ -54,6 +55,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     accountRouter(deps),
     projectsRouter(deps),
+    identityRouter(deps),
     projectUsersRouter(deps),
     projectFeedbackRouter(deps),
     deliveriesRouter(deps),

@@ -47,7 +47,7 @@ function isoNow(): string {
 export function eventsRouter({ projectKeys, eventSink, logger }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   // Ingestion has its own budget per key; a batch counts as one request.
-  const auth = apiKeyAuth(projectKeys, { budget: 'ingest' });
+  const auth = apiKeyAuth(projectKeys, { budget: 'ingest', acceptsPublishableKey: true });
 
   async function submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     try {

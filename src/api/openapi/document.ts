@@ -7,6 +7,7 @@ import { registerEventPaths } from '../events/events.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
 import { registerHealthPaths } from '../health/health.openapi.js';
+import { registerIdentityPaths } from '../identity/identity.openapi.js';
 import { registerIntegrationPaths } from '../integrations/integrations.openapi.js';
 import { registerMemberPaths } from '../members/members.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
@@ -60,6 +61,7 @@ function register(registry: OpenAPIRegistry) {
   registerOperatorPaths(route);
   registerAccountPaths(route);
   registerProjectPaths(route);
+  registerIdentityPaths(route);
   registerProjectFeedbackPaths(route);
   registerMemberPaths(route);
   registerIntegrationPaths(route);

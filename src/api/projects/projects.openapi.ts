@@ -6,7 +6,11 @@ import { ProjectResponse, ProjectWithApiKeyResponse } from './projects.responses
 
 const requestBodies = () => ({
   createProject: body(CreateProjectBody, 'CreateProjectRequest'),
-  updateProject: body(UpdateProjectBody, 'UpdateProjectRequest', 'At least one of `name` and `archived`.'),
+  updateProject: body(
+    UpdateProjectBody,
+    'UpdateProjectRequest',
+    'At least one field: `name`, `archived`, and the web-page settings `requireSignedIdentity`, `boardPublic`, `anonymousFeedback` (docs/widget.md).',
+  ),
 });
 
 /** Projects of the admin token's account (DESIGN 3). */

@@ -1,6 +1,7 @@
 import { Router } from '@koa/router';
 import { registerSdkUser } from '../../oltp/sdk-users.repo.js';
 import { apiKeyAuth, keyProject } from '../auth.js';
+import { actingUser } from '../identity/acting-user.js';
 import type { ApiDeps } from '../deps.js';
 import { RegisterUserBody } from '../feedback/feedback.schema.js';
 import { presentSdkUser } from './users.presenter.js';
@@ -8,10 +9,12 @@ import type { AppState } from '../state.js';
 import { parseBody } from '../validation.js';
 
 /** SPEC 4.8: register or update an SDK user. Allowed on archived projects: it is not feedback. */
-export function usersRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
+export function usersRouter({ sql, projectKeys, rateLimits }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   router.post('/users/register', apiKeyAuth(projectKeys), async (ctx) => {
     const body = parseBody(RegisterUserBody, ctx.request.body);
+    // With a token, only its user registers; a project that requires signed identity needs one.
+    await actingUser(ctx, { sql, rateLimits }, body.userId);
     const row = await registerSdkUser(sql, keyProject(ctx).id, body);
     ctx.body = presentSdkUser(row);
   });
