@@ -245,11 +245,14 @@ describe('the public board', () => {
     await page.reload();
     await eventually(() => page.getByRole('link', { name: title }).isVisible()).toBe(true);
 
-    // The budget is 3 anonymous actions an hour per address: the submission spent one.
+    // The budget is 3 anonymous actions an hour per address: the submission spent one, two votes
+    // spend the rest, and taking back the visitor's own vote (an action too) is refused.
     const voteFor = (name: string) => page.getByRole('button', { name: new RegExp(`Vote for “${name}”`) }).click();
     await voteFor('Offline mode');
+    await eventually(() => page.getByRole('button', { name: /Remove your vote from “Offline mode”/ }).isVisible()).toBe(true);
     await voteFor('Export notes as Markdown');
-    await voteFor(title);
+    await eventually(() => page.getByRole('button', { name: /Remove your vote from “Export notes as Markdown”/ }).isVisible()).toBe(true);
+    await page.getByRole('button', { name: new RegExp(`Remove your vote from “${title}”`) }).click();
     await eventually(() => page.getByRole('alert').first().textContent()).toMatch(/Too many actions for now/);
   }, 180_000);
 });

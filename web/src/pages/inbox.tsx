@@ -1,5 +1,6 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { Page } from '../components/layout';
+import { ModerationQueue } from '../components/moderation-queue';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { FEEDBACK_PAGE_LIMIT, loadFeedback, loadStatusCounts, type Feedback } from '../lib/feedback';
@@ -52,6 +53,7 @@ export function InboxPage() {
 
   return (
     <Page title="Feedback inbox" projectId={projectId}>
+      <ModerationQueue projectId={projectId} onApproved={items.reload} />
       <search aria-label="Filter feedback">
         <form class="filters card" onSubmit={(e) => e.preventDefault()}>
           <div class="field">

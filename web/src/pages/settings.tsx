@@ -8,6 +8,7 @@ import { Empty, FailureNotice, Loading, OneTimeSecret, PlanGate } from '../compo
 import { type Account, PLAN_LABELS, useAccount } from '../lib/account';
 import { formatDateTime } from '../lib/format';
 import { useResource } from '../lib/use-resource';
+import { WebSettings } from './web-settings';
 
 const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
 const MEMBERS_PLAN = 'Team members are part of the Team plan.';
@@ -38,6 +39,7 @@ export function SettingsPage() {
   const account = useAccount();
   return (
     <Page title="Settings" projectId={projectId}>
+      <WebSettings projectId={projectId} />
       {account && !account.limits.integrations ? (
         <GatedSection heading="Integrations" account={account} reason={INTEGRATIONS_PLAN} />
       ) : (
