@@ -45,9 +45,9 @@ describe('widget settings and moderation in the dashboard', () => {
     await eventually(() => page.getByTestId('one-time-secret').textContent()).toMatch(/^fbid_/);
     await eventually(() => page.getByRole('button', { name: 'Rotate secret' }).isVisible()).toBe(true);
 
-    await page.getByLabel('Public board').check();
+    await page.getByRole('checkbox', { name: 'Public board' }).check();
     await eventually(() => page.getByRole('link', { name: `${server.url}/board/${before.body.slug}` }).isVisible()).toBe(true);
-    await page.getByLabel('Anonymous feedback').check();
+    await page.getByRole('checkbox', { name: 'Anonymous feedback' }).check();
     await eventually(
       async () => (await server.request('GET', `/api/v1/projects/${project.projectId}`, { bearer: project.token })).body,
     ).toMatchObject({
