@@ -22,7 +22,7 @@ import { migrateAll } from '../src/runtime/bootstrap.js';
 import { loadConfig } from '../src/core/config.js';
 import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
-import { insertEvents } from '../src/olap/events.table.js';
+import { insertEvents } from '../src/olap/tables/events.table.js';
 import { createSql } from '../src/oltp/db.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);

@@ -16,8 +16,8 @@ import { migrateAll } from '../src/runtime/bootstrap.js';
 import { apiRunsWorkers, loadConfig } from '../src/core/config.js';
 import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
-import type { EventSink } from '../src/workers/ingest/event-sink.js';
-import { insertEvents } from '../src/olap/events.table.js';
+import type { EventSink } from '../src/ingest/event-sink.js';
+import { insertEvents } from '../src/olap/tables/events.table.js';
 import { startWorkers } from '../src/workers/runner.js';
 import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
 

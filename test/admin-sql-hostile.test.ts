@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chdbReadonlyEngine } from '../src/olap/readonly-session.js';
+import { chdbReadonlyEngine } from '../src/olap/readonly/readonly-session.js';
 import { createProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 

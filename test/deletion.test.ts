@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRowCounts } from '../src/olap/erasure.js';
+import { projectRowCounts } from '../src/olap/data-rights/erasure.js';
 import { addMember, createFeedback, createProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
 

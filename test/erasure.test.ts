@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rollupMismatches } from '../src/olap/erasure.js';
+import { rollupMismatches } from '../src/olap/data-rights/erasure.js';
 import { createSql } from '../src/oltp/db.js';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { assertDocumented } from './helpers/openapi-validator.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FactKind, FactRow } from '../src/core/fact.js';
-import { insertFacts } from '../src/olap/facts.table.js';
+import { insertFacts } from '../src/olap/tables/facts.table.js';
 import { claimOutboxBatch, deleteOutboxBatch } from '../src/oltp/outbox.repo.js';
 import { factsJobId } from '../src/workers/runner.js';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';

@@ -274,7 +274,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
       // Only events with a client eventId here. One without, refused with a 503 after the wait,
       // is still queued once Redis answers again (the queue.add given up on in
-      // src/ingest/queue-sink.ts is not cancelled), so "a refused event is never stored" does not
+      // src/ingest/queue/queue-sink.ts is not cancelled), so "a refused event is never stored" does not
       // hold for it today: a known gap, reported rather than asserted.
       redis.pause();
       const stalledBatch = events(100, true, 'hang');

@@ -3,9 +3,9 @@ import { access, mkdtemp, open, readdir, rm, stat, symlink } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LogEventSink } from '../src/workers/ingest/log/log-sink.js';
-import { payloadDocuments } from '../src/workers/ingest/log/frame.js';
-import { SegmentLog } from '../src/workers/ingest/log/segment-log.js';
+import type { LogEventSink } from '../src/ingest/log/log-sink.js';
+import { payloadDocuments } from '../src/ingest/log/frame.js';
+import { SegmentLog } from '../src/ingest/log/segment-log.js';
 import { createProject, type TestProject } from './helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from './helpers/faulty-clickhouse.js';
 import { eventually } from './helpers/redis.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MicroBatcher } from '../src/workers/ingest/micro-batcher.js';
+import { MicroBatcher } from '../src/ingest/micro-batcher.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

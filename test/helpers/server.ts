@@ -12,7 +12,7 @@ import { createServices, type Services } from '../../src/runtime/services.js';
 import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { createSql } from '../../src/oltp/db.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
-import { LogEventSink } from '../../src/workers/ingest/log/log-sink.js';
+import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { databaseUrlFor } from './database.js';
 import { eventually } from './eventually.js';
 import { assertDocumented } from './openapi-validator.js';

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { expect, inject } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { createSql } from '../../src/oltp/db.js';
-import { INGEST_QUEUE } from '../../src/workers/ingest/ingest.queue.js';
+import { INGEST_QUEUE } from '../../src/ingest/queue/ingest.queue.js';
 import { databaseUrlFor } from './database.js';
 import { assertDocumented } from './openapi-validator.js';
 import { makeDataDir, serviceEnv, spawnScript, type ServiceProcess } from './process.js';

@@ -1,5 +1,5 @@
 import { ErrorBody } from '../errors.responses.js';
-import { PREDEFINED_EVENTS } from '../metrics/measures.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { API_KEY, body, defaultError, error, json, withFieldDocs, type Route } from '../openapi/building-blocks.js';
 import { BatchEventsBody, MAX_BATCH_EVENTS, MAX_PROPERTIES_BYTES, MAX_PROPERTIES_DEPTH, TrackEventBody } from './events.schema.js';
 import { BatchEventsResponse, TrackedEventResponse } from './events.responses.js';

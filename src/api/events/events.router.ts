@@ -1,7 +1,7 @@
 import { Router } from '@koa/router';
 import { uuidv7 } from 'uuidv7';
 import { toTrackedEvent, type IngestEvent } from '../../core/event.js';
-import { SinkUnavailableError } from '../../workers/ingest/event-sink.js';
+import { SinkUnavailableError } from '../../ingest/event-sink.js';
 import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError } from '../errors.js';

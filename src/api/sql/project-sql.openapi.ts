@@ -1,8 +1,8 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { PREDEFINED_EVENTS } from '../metrics/measures.js';
-import { PROJECT_SQL_MAX_ROWS } from '../../olap/project-query.js';
-import { TENANT_TABLES } from '../../olap/tenant-guard.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { PROJECT_SQL_MAX_ROWS } from '../../olap/readonly/project-query.js';
+import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import type { ProjectSqlEcho } from './project-sql.router.js';
 import { ProjectSqlBody } from './project-sql.schema.js';

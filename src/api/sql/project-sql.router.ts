@@ -1,8 +1,8 @@
 import { Router } from '@koa/router';
-import { MetricsError } from '../metrics/metrics.errors.js';
-import { PREDEFINED_EVENTS } from '../metrics/measures.js';
-import { resolveWindow } from '../metrics/window.js';
-import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused, type TenantScope } from '../../olap/project-query.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { resolveWindow } from '../../olap/metrics/window.js';
+import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused, type TenantScope } from '../../olap/readonly/project-query.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { adminAuth, ownedProject } from '../auth.js';

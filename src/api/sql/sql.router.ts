@@ -1,6 +1,6 @@
 import { Router } from '@koa/router';
 import { z } from 'zod';
-import { AdhocQueryBusy, AdhocQueryRefused, createAdhocQueries } from '../../olap/adhoc-query.js';
+import { AdhocQueryBusy, AdhocQueryRefused, createAdhocQueries } from '../../olap/readonly/adhoc-query.js';
 import { operatorAuth } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest } from '../errors.js';

@@ -1,5 +1,5 @@
-import type { FactRow } from '../core/fact.js';
-import type { ClickHouseClient } from './clickhouse.js';
+import type { FactRow } from '../../core/fact.js';
+import type { ClickHouseClient } from '../clickhouse.js';
 import { batchInsertSettings } from './insert-settings.js';
 
 /** Inserts relayed facts; `token` (from the outbox batch) makes a redelivered batch a no-op. */

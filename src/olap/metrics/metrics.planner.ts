@@ -1,6 +1,6 @@
-import type { ClickHouseClient } from '../../olap/clickhouse.js';
-import * as q from '../../olap/metrics.queries.js';
-import { clickhouseTimeToIso } from '../../olap/time.js';
+import type { ClickHouseClient } from '../clickhouse.js';
+import * as q from './metrics.queries.js';
+import { clickhouseTimeToIso } from '../time.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import { MetricsError } from './metrics.errors.js';
 import {

@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { ClickHouseClient } from './clickhouse.js';
+import type { ClickHouseClient } from '../clickhouse.js';
 
 /**
  * Export of a project's events (docs/data-rights.md), formatted by ClickHouse.

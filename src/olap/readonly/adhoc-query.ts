@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from './clickhouse.js';
+import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
 import { readonlyLane } from './readonly-lane.js';
 import { ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';

@@ -2,9 +2,9 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import type { IngestEvent } from '../../core/event.js';
-import type { EventWriter, WriteResult } from './event-writer.js';
-import type { FactWriter } from './fact-writer.js';
-import { MicroBatcher } from './micro-batcher.js';
+import type { EventWriter, WriteResult } from '../writer/event-writer.js';
+import type { FactWriter } from '../writer/fact-writer.js';
+import { MicroBatcher } from '../micro-batcher.js';
 import type { Logger } from '../../core/logger.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 

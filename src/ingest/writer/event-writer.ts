@@ -1,6 +1,6 @@
 import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
-import { findStoredEvents, insertEvents } from '../../olap/events.table.js';
+import { findStoredEvents, insertEvents } from '../../olap/tables/events.table.js';
 import { deadLetter, type DeadLetterStore } from './dead-letters.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
 import { insertIsolating } from './isolating-insert.js';

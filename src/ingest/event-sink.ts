@@ -1,4 +1,4 @@
-import type { IngestEvent } from '../../core/event.js';
+import type { IngestEvent } from '../core/event.js';
 
 /**
  * Where the API hands accepted events. `submit` resolves only once the events are durable

@@ -1,6 +1,6 @@
 import type { Logger } from '../../core/logger.js';
 import type { Telemetry } from '../../core/telemetry.js';
-import type { DataError } from '../../olap/insert-errors.js';
+import type { DataError } from '../../olap/tables/insert-errors.js';
 import type { Sql } from '../../oltp/db.js';
 import { recordDeadLetters, type DeadLetterKind, type NewDeadLetter } from '../../oltp/dead-letters.repo.js';
 

@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import type { IngestQueue } from './ingest.queue.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
-import { SinkUnavailableError, type EventSink } from './event-sink.js';
-import { MicroBatcher } from './micro-batcher.js';
+import { SinkUnavailableError, type EventSink } from '../event-sink.js';
+import { MicroBatcher } from '../micro-batcher.js';
 
 /** How long the first response to a client eventId is remembered (the idempotency window). */
 export const EVENT_ID_TTL_SECONDS = 7 * 24 * 3600;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClickHouseClient } from './clickhouse.js';
+import type { ClickHouseClient } from '../clickhouse.js';
 
 /**
  * The ClickHouse side of erasures and project deletions: one function per statement, {name:Type}

@@ -1,7 +1,7 @@
-import type { IngestEvent } from '../../../core/event.js';
-import { eventKey } from '../../../core/event.js';
-import type { EventWriter } from '../event-writer.js';
-import type { Logger } from '../../../core/logger.js';
+import type { IngestEvent } from '../../core/event.js';
+import { eventKey } from '../../core/event.js';
+import type { EventWriter } from '../writer/event-writer.js';
+import type { Logger } from '../../core/logger.js';
 import { rangeToken, type Checkpoint, type CheckpointStore } from './checkpoint.js';
 import type { ClientIdIndex } from './client-ids.js';
 import { payloadDocuments, type Frame } from './frame.js';

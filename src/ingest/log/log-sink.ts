@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { Gauge, Histogram } from 'prom-client';
-import type { Logger } from '../../../core/logger.js';
-import type { Telemetry } from '../../../core/telemetry.js';
-import type { ClickHouseClient } from '../../../olap/clickhouse.js';
-import { findStoredEvents } from '../../../olap/events.table.js';
-import { eventKey, type IngestEvent } from '../../../core/event.js';
+import type { Logger } from '../../core/logger.js';
+import type { Telemetry } from '../../core/telemetry.js';
+import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { findStoredEvents } from '../../olap/tables/events.table.js';
+import { eventKey, type IngestEvent } from '../../core/event.js';
 import { SinkUnavailableError, type EventSink } from '../event-sink.js';
-import type { EventWriter } from '../event-writer.js';
+import type { EventWriter } from '../writer/event-writer.js';
 import { MicroBatcher } from '../micro-batcher.js';
 import { CheckpointStore } from './checkpoint.js';
 import { ClientIdIndex, type Claim } from './client-ids.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ClickHouseClient } from './clickhouse.js';
+import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGate } from './query-gate.js';
 import { chdbReadonlyEngine, type ReadonlyEngine, serverReadonlyEngine } from './readonly-session.js';
 

@@ -1,5 +1,5 @@
-import type { ClickHouseClient } from './clickhouse.js';
-import { clickhouseTimeToIso } from './time.js';
+import type { ClickHouseClient } from '../clickhouse.js';
+import { clickhouseTimeToIso } from '../time.js';
 
 /**
  * The ClickHouse side of the metrics API: one function per question, {name:Type} parameters
