@@ -37,7 +37,7 @@ import { registerDocsPaths } from './docs.openapi.js';
  * patched (no `extendZodWithOpenApi`).
  *
  * What keeps it from drifting: routes are checked against Koa's router stacks, and real responses
- * against these schemas, by test/openapi.test.ts; response schemas are checked against the
+ * against these schemas, by test/api/openapi.test.ts; response schemas are checked against the
  * presenters' types at compile time (the checks at the end of each *.responses.ts).
  */
 

@@ -159,7 +159,7 @@ function paramSetting(name: string): string {
 /**
  * A parameter value as ClickHouse reads `param_<name>` (the Escaped text format, as
  * @clickhouse/client sends parameters over HTTP): booleans as 1/0, strings with backslash, tab,
- * newline and carriage return escaped. Round-trips every string (test/admin-sql-hostile.test.ts).
+ * newline and carriage return escaped. Round-trips every string (test/olap/admin-sql-hostile.test.ts).
  */
 function paramText(value: ParamValue): string {
   if (typeof value === 'boolean') return value ? '1' : '0';
