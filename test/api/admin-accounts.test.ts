@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount, createProject } from '../helpers/factories.js';
+import { addMember, createAccount, createProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -91,11 +91,7 @@ describe('POST /admin/accounts/:id/tokens (operator)', () => {
   it('with revokeOthers, the lost token stops at once and only the new one works', async () => {
     const account = await createAccount(server, 'team');
     const project = await createProject(server, { account });
-    const member = await server.request('POST', `/api/v1/projects/${project.id}/members`, {
-      bearer: account.adminToken,
-      body: { email: `member-${randomUUID()}@example.com` },
-    });
-    expect(member.status).toBe(200);
+    const member = await addMember(server, project);
     await server.request('POST', `/api/v1/admin/accounts/${account.id}/tokens`, op());
     const issued = await server.request('POST', `/api/v1/admin/accounts/${account.id}/tokens`, { ...op(), body: { revoke_others: true } });
     expect(issued.status).toBe(200);
@@ -103,7 +99,7 @@ describe('POST /admin/accounts/:id/tokens (operator)', () => {
     expect((await server.request('GET', '/api/v1/projects', { bearer: account.adminToken })).status).toBe(401);
     expect((await server.request('GET', '/api/v1/projects', { bearer: issued.body.admin_token })).status).toBe(200);
     // A team member's own token is revoked by removing the member, not here.
-    expect((await server.request('GET', '/api/v1/projects', { bearer: member.body.admin_token })).status).toBe(200);
+    expect((await server.request('GET', '/api/v1/projects', { bearer: member.adminToken })).status).toBe(200);
     const listed = await server.request('GET', `/api/v1/admin/accounts?email=${encodeURIComponent(account.email)}`, op());
     expect(listed.body.accounts[0].admin_token_count).toBe(1);
   });

@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addMember,
-  createAccount,
-  createIntegration,
-  createProject,
-  setPlan,
-  setSuspended,
-  type TestProject,
-} from '../helpers/factories.js';
+import { addMember, createAccount, addIntegration, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { errorBody, MISSING_ID } from '../helpers/expect.js';
 
@@ -204,9 +196,9 @@ describe('GET /api/v1/projects/:id/integrations', () => {
     const account = await createAccount(server, 'team');
     const project = await createProject(server, { account });
     const other = await createProject(server, { account });
-    const slack = await createIntegration(server, project);
-    const webhook = await createIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL, events: ['feedback.created'] });
-    await createIntegration(server, other);
+    const slack = await addIntegration(server, project);
+    const webhook = await addIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL, events: ['feedback.created'] });
+    await addIntegration(server, other);
     const response = await list(project);
     expect(response.status).toBe(200);
     const { secret: _secret, ...webhookWithoutSecret } = webhook;
@@ -238,7 +230,7 @@ describe('GET /api/v1/projects/:id/integrations', () => {
 describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
   it('changes only the fields sent and advances updated_at', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const created = await createIntegration(server, project, { kind: 'slack', url: SLACK_URL, events: ['feedback.created'] });
+    const created = await addIntegration(server, project, { kind: 'slack', url: SLACK_URL, events: ['feedback.created'] });
 
     const disabled = await patch(project, created.id, { enabled: false });
     expect(disabled.status).toBe(200);
@@ -260,7 +252,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
 
   it('replaces a webhook’s secret without returning it', async () => {
     const project = await createProject(server, { plan: 'team' });
-    const created = await createIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
+    const created = await addIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
     const response = await patch(project, created.id, { secret: OWN_SECRET });
     expect(response.status).toBe(200);
     expect(response.body).not.toHaveProperty('secret');
@@ -289,7 +281,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
     ['a null secret', { secret: null }, /^secret: /],
   ])('400 for %s, and nothing changes', async (_label, body, reason) => {
     const project = await createProject(server, { plan: 'pro' });
-    const created = await createIntegration(server, project);
+    const created = await addIntegration(server, project);
     const response = await patch(project, created.id, body);
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: true, reason: expect.stringMatching(reason) });
@@ -300,7 +292,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
     const account = await createAccount(server, 'team');
     const project = await createProject(server, { account });
     const other = await createProject(server, { account });
-    const elsewhere = await createIntegration(server, other);
+    const elsewhere = await addIntegration(server, other);
     for (const id of [MISSING_ID, 'not-a-uuid', elsewhere.id]) {
       const response = await patch(project, id, { enabled: false });
       expect(response.status, id).toBe(404);
@@ -311,7 +303,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
 
   it('403 on another account’s project', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const created = await createIntegration(server, project);
+    const created = await addIntegration(server, project);
     const stranger = await createAccount(server, 'team');
     const response = await patch(project, created.id, { enabled: false }, stranger.adminToken);
     expect(response.status).toBe(403);
@@ -322,8 +314,8 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
 describe('DELETE /api/v1/projects/:id/integrations/:integrationId', () => {
   it('removes the integration and answers it without its secret', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const created = await createIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
-    const kept = await createIntegration(server, project);
+    const created = await addIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
+    const kept = await addIntegration(server, project);
     const response = await remove(project, created.id);
     expect(response.status).toBe(200);
     const { secret: _secret, ...withoutSecret } = created;
@@ -337,7 +329,7 @@ describe('DELETE /api/v1/projects/:id/integrations/:integrationId', () => {
     const account = await createAccount(server, 'pro');
     const project = await createProject(server, { account });
     const other = await createProject(server, { account });
-    const elsewhere = await createIntegration(server, other);
+    const elsewhere = await addIntegration(server, other);
     for (const id of [MISSING_ID, 'not-a-uuid', elsewhere.id]) {
       const response = await remove(project, id);
       expect(response.status, id).toBe(404);
@@ -353,8 +345,8 @@ describe('plans, suspension and archiving', () => {
   it('after a downgrade to Free: kept and listed, not created or changed, still removable; back on Pro it can be changed again', async () => {
     const account = await createAccount(server, 'pro');
     const project = await createProject(server, { account });
-    const slack = await createIntegration(server, project);
-    const webhook = await createIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
+    const slack = await addIntegration(server, project);
+    const webhook = await addIntegration(server, project, { kind: 'webhook', url: WEBHOOK_URL });
     await setPlan(server, account, 'free');
 
     const listed = await list(project);
@@ -373,7 +365,7 @@ describe('plans, suspension and archiving', () => {
   it('a downgrade from Team to Pro changes nothing for integrations', async () => {
     const account = await createAccount(server, 'team');
     const project = await createProject(server, { account });
-    const created = await createIntegration(server, project);
+    const created = await addIntegration(server, project);
     await setPlan(server, account, 'pro');
     expect((await patch(project, created.id, { enabled: false })).status).toBe(200);
     expect((await post(project, { kind: 'discord', url: DISCORD_URL })).status).toBe(200);
@@ -381,7 +373,7 @@ describe('plans, suspension and archiving', () => {
 
   it('403 on every route of a suspended project; an archived project is allowed', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const created = await createIntegration(server, project);
+    const created = await addIntegration(server, project);
     await setSuspended(server, project, true);
     try {
       for (const response of [

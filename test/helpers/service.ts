@@ -150,17 +150,6 @@ export async function stopService(proc: ServiceProcess): Promise<void> {
   expect(exit.code, proc.describe().slice(-4_000)).toBe(0);
 }
 
-export async function createProjectOver(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {
-  const account = await call(base, 'POST', '/api/v1/admin/accounts', {
-    bearer: operatorToken,
-    body: { email: `owner-${randomUUID()}@example.com`, plan: 'pro' },
-  });
-  expect(account.status, JSON.stringify(account.body)).toBe(200);
-  const project = await call(base, 'POST', '/api/v1/projects', { bearer: account.body.admin_token, body: { name: 'faults' } });
-  expect(project.status, JSON.stringify(project.body)).toBe(200);
-  return { id: project.body.id, apiKey: project.body.api_key };
-}
-
 /** Copies of each event id of the project in a stopped service's ClickHouse. */
 export async function storedCopies(dataDir: string, projectId: string): Promise<Map<string, number>> {
   const proc = spawnScript('test/helpers/clickhouse-dump.ts', {

@@ -11,7 +11,6 @@ import { logLines, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually } from '../helpers/redis.js';
 import {
   call,
-  createProjectOver,
   expectExactlyOnce,
   inLanes,
   serviceSetup,
@@ -20,6 +19,7 @@ import {
   storedCopies,
   type EventBody,
 } from '../helpers/service.js';
+import { createProjectOver } from '../helpers/factories.js';
 
 /*
  * Crashes of the embedded service (issue 15, "Proof"): real `npm start` processes, SIGKILLed,

@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
-import { createProject, type TestProject } from '../helpers/factories.js';
+import { createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
 import { makeDataDir, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import {
   call,
-  createProjectOver,
   deleteKeys,
   events,
   expectExactlyOnce,

@@ -4,7 +4,6 @@ import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import {
   call,
-  createProjectOver,
   deleteKeys,
   expectExactlyOnce,
   openQueue,
@@ -14,6 +13,7 @@ import {
   stopService,
   storedCopies,
 } from '../helpers/service.js';
+import { createProjectOver } from '../helpers/factories.js';
 import { TEST_REDIS_URL } from '../helpers/server.js';
 
 /*

@@ -7,8 +7,8 @@ import { claimDelivery, markAttemptFailed, markDelivered } from '../../src/oltp/
 import { dispatchNotifications } from '../../src/oltp/notifications.repo.js';
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
 import { runDelivery, type DeliveryDeps } from '../../src/workers/notify/deliveries.worker.js';
-import { createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
-import { addIntegration, addMember, listDeliveries, settledDeliveries, type Delivery } from '../helpers/notifications.js';
+import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
+import { listDeliveries, settledDeliveries, type Delivery } from '../helpers/notifications.js';
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
