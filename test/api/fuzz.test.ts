@@ -281,7 +281,7 @@ let tables: string[] = [];
 
 beforeAll(async () => {
   server = await startTestServer({ workers: false });
-  http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken }), server.ctx.config.http);
+  http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), server.services.config.http);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   account = await createAccount(server, 'team');

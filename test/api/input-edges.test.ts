@@ -156,7 +156,7 @@ describe('requests Node refuses before the app sees them get the SPEC 7.1 body',
   let project: TestProject;
   beforeAll(async () => {
     project = await createProject(server);
-    http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken }), server.ctx.config.http);
+    http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), server.services.config.http);
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   });

@@ -176,7 +176,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('lists every route of the Koa app, and only those', () => {
-    const app = buildApp({ ...server.ctx, operatorToken: server.operatorToken });
+    const app = buildApp({ ...server.services, operatorToken: server.operatorToken });
     const registered = koaRoutes(app);
     expect(registered.length).toBeGreaterThan(30);
     expect(documentRoutes(document)).toEqual(registered);

@@ -111,7 +111,7 @@ describe.each([
   beforeAll(async () => {
     if (skip) return;
     server = await startTestServer({ redis, env: SMALL_BUDGETS });
-    expect(server.ctx.rateLimits.store).toBe(redis ? 'redis' : 'memory');
+    expect(server.services.rateLimits.store).toBe(redis ? 'redis' : 'memory');
     // Two operator requests and one admin request per account, all within the budgets.
     a = await createProject(server);
     b = await createProject(server);
@@ -261,10 +261,13 @@ describe.each([
 
   it.skipIf(skip)('a budget set to off is not counted and sends no RateLimit headers', async () => {
     const rateLimits = new RateLimits(
-      { ...server.ctx.config.rateLimits, api: null },
-      server.ctx.redis ? { client: server.ctx.redis, prefix: server.ctx.config.queuePrefix } : undefined,
+      { ...server.services.config.rateLimits, api: null },
+      server.services.redis ? { client: server.services.redis, prefix: server.services.config.queuePrefix } : undefined,
     );
-    const http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken, rateLimits }), server.ctx.config.http);
+    const http = createHttpServer(
+      buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits }),
+      server.services.config.http,
+    );
     try {
       const request = client(await listen(http));
       for (let i = 0; i < 8; i++) {
@@ -296,12 +299,18 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
     secondRedis = new Redis(TEST_REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     secondRedis.on('error', () => {});
     await new Promise((resolve) => secondRedis?.once('ready', resolve));
-    const rateLimits = new RateLimits(server.ctx.config.rateLimits, { client: secondRedis, prefix: server.ctx.config.queuePrefix });
-    second = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken, rateLimits }), server.ctx.config.http);
+    const rateLimits = new RateLimits(server.services.config.rateLimits, {
+      client: secondRedis,
+      prefix: server.services.config.queuePrefix,
+    });
+    second = createHttpServer(
+      buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits }),
+      server.services.config.http,
+    );
     // The control: an instance that counts in its own memory does not see the others' requests.
     memoryOnly = createHttpServer(
-      buildApp({ ...server.ctx, operatorToken: server.operatorToken, rateLimits: new RateLimits(server.ctx.config.rateLimits) }),
-      server.ctx.config.http,
+      buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits: new RateLimits(server.services.config.rateLimits) }),
+      server.services.config.http,
     );
   });
   afterAll(async () => {
@@ -341,8 +350,8 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
     }
     expectTooMany(await two('GET', '/api/v1/feedbacks', { apiKey: project.apiKey, headers: from(attacker) }), 3, 'failed authentication');
 
-    const prefix = server.ctx.config.queuePrefix;
-    const keys = await server.ctx.redis!.keys(`${prefix}:ratelimit:*`);
+    const prefix = server.services.config.queuePrefix;
+    const keys = await server.services.redis!.keys(`${prefix}:ratelimit:*`);
     expect(keys).toEqual(
       expect.arrayContaining([
         `${prefix}:ratelimit:ingest:project:${project.id}`,
@@ -375,8 +384,8 @@ describe('rate limiting without a reachable Redis', () => {
     const project = await createProject(server);
     deadRedis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     deadRedis.on('error', () => {});
-    const rateLimits = new RateLimits(server.ctx.config.rateLimits, { client: deadRedis, prefix: 'unreachable' });
-    http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken, rateLimits }), server.ctx.config.http);
+    const rateLimits = new RateLimits(server.services.config.rateLimits, { client: deadRedis, prefix: 'unreachable' });
+    http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits }), server.services.config.http);
     const request = client(await listen(http));
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++)
@@ -436,7 +445,7 @@ describe('body size and connection limits', () => {
         HTTP_HEADERS_TIMEOUT_SECONDS: '1',
         HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '1',
       }).http;
-      http = createHttpServer(buildApp({ ...server.ctx, operatorToken: server.operatorToken }), timeouts);
+      http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), timeouts);
       port = Number(new URL(await listen(http)).port);
     });
     afterAll(async () => {

@@ -81,7 +81,7 @@ describe.skipIf(!withRedis)('the BullMQ request path of POST /events/track', () 
     const response = await server.request('GET', '/api/v1/events/track', { apiKey: project.apiKey });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
-    const metrics = await server.ctx.telemetry.registry.getSingleMetricAsString('feedback_http_requests_total');
+    const metrics = await server.services.telemetry.registry.getSingleMetricAsString('feedback_http_requests_total');
     expect(metrics).toMatch(/feedback_http_requests_total\{method="POST",route="\/api\/v1\/events\/track",status="200"\} \d+/);
   });
 

@@ -338,7 +338,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
     });
 
     const queue = () => {
-      const q = server.ctx.queue;
+      const q = server.services.queue;
       if (!q) throw new Error('the test server has no queue');
       return q;
     };

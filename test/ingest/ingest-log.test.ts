@@ -159,7 +159,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     await server?.close();
   });
 
-  const sink = () => server.ctx.eventSink as LogEventSink;
+  const sink = () => server.services.eventSink as LogEventSink;
   async function storedIds(projectId: string): Promise<Map<string, number>> {
     const rows = await server.clickhouseRows<{ id: string; copies: string }>(
       'SELECT toString(event_id) AS id, count() AS copies FROM events WHERE project_id = {p:UUID} GROUP BY event_id',
@@ -322,7 +322,7 @@ describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
     const project = await createProject(server, { plan: 'pro' });
     // The log's first segment is created with the first event: make it the full device, where
     // every write fails with ENOSPC as on a full disk.
-    const segments = path.join(server.ctx.config.dataDir, 'ingest-log', 'segments');
+    const segments = path.join(server.services.config.dataDir, 'ingest-log', 'segments');
     await symlink('/dev/full', path.join(segments, '0000000000000000.seg'));
     const track = await server.request('POST', '/api/v1/events/track', {
       apiKey: project.apiKey,
@@ -339,6 +339,6 @@ describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
     expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
     expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await server.request('GET', '/healthz')).status).toBe(200);
-    expect((server.ctx.eventSink as LogEventSink).unshippedBytes).toBe(0);
+    expect((server.services.eventSink as LogEventSink).unshippedBytes).toBe(0);
   });
 });

@@ -61,7 +61,7 @@ async function deadLetters(server: TestServer, query = '') {
 }
 
 async function deadLetterCount(server: TestServer, kind: string): Promise<number> {
-  const metric = await server.ctx.telemetry.registry.getSingleMetric('feedback_dead_letters_total')?.get();
+  const metric = await server.services.telemetry.registry.getSingleMetric('feedback_dead_letters_total')?.get();
   return metric?.values.find((value) => value.labels.kind === kind)?.value ?? 0;
 }
 
@@ -110,7 +110,7 @@ describe.each([
     const good = Array.from({ length: 40 }, () => event(tenantB));
     const counted = await deadLetterCount(server, 'event');
     // One submit: one flush (embedded) or one job (BullMQ) holding all of them.
-    const accepted = await server.ctx.eventSink.submit([good[0]!, bad, ...good.slice(1)]);
+    const accepted = await server.services.eventSink.submit([good[0]!, bad, ...good.slice(1)]);
     expect(accepted).toHaveLength(41);
 
     const expected = good.map((e) => e.event_id).sort();
@@ -132,13 +132,13 @@ describe.each([
     expect((await deadLetters(server, `?project_id=${tenantB.id}`)).total).toBe(0);
     expect(await deadLetterCount(server, 'event')).toBe(counted + 1);
 
-    if (server.ctx.queue) {
+    if (server.services.queue) {
       // The job holding the poison row completed: nothing waits, nothing failed.
       await eventually('the ingest queue to drain', 10_000, async () => {
-        const counts = await server.ctx.queue!.getJobCounts('wait', 'active', 'delayed', 'failed');
+        const counts = await server.services.queue!.getJobCounts('wait', 'active', 'delayed', 'failed');
         return counts.wait === 0 && counts.active === 0 && counts.delayed === 0;
       });
-      expect((await server.ctx.queue.getJobCounts('failed')).failed).toBe(0);
+      expect((await server.services.queue.getJobCounts('failed')).failed).toBe(0);
     }
   });
 
@@ -156,7 +156,7 @@ describe.each([
             }),
           ),
         ),
-        Promise.all(poisons.map((p) => server.ctx.eventSink.submit([p]))),
+        Promise.all(poisons.map((p) => server.services.eventSink.submit([p]))),
       ]);
       expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200));
       await eventually('tenant B events in ClickHouse', 20_000, async () => (await storedIds(server, tenantB.id)).length >= before + 100);
@@ -252,16 +252,16 @@ describe('the EventWriter isolating refused rows', () => {
     await server?.close();
   });
 
-  const storeOf = (s: TestServer) => new PostgresDeadLetters(s.sql, silent, s.ctx.telemetry);
+  const storeOf = (s: TestServer) => new PostgresDeadLetters(s.sql, silent, s.services.telemetry);
 
   it('stores a batch retried under the same token once, and its dead letter once (deterministic sub-batch tokens)', async () => {
     const good = Array.from({ length: 25 }, () => event(tenantB));
     const batch = [...good.slice(0, 7), poison(tenantA), ...good.slice(7), poison(tenantA)];
     const token = `events:test:${uuidv7()}`;
-    const first = await server.ctx.eventWriter.write(batch, token);
+    const first = await server.services.eventWriter.write(batch, token);
     expect(first).toMatchObject({ inserted: 25, deadLettered: 2 });
     // A retry after a crash: the same rows under the same token.
-    await server.ctx.eventWriter.write(batch, token);
+    await server.services.eventWriter.write(batch, token);
     const ids = new Set(good.map((e) => e.event_id));
     const stored = (await storedIds(server, tenantB.id)).filter((id) => ids.has(id));
     expect(stored.sort()).toEqual([...ids].sort());
@@ -281,7 +281,7 @@ describe('the EventWriter isolating refused rows', () => {
     const partial = await storedIds(server, tenantB.id);
     expect(good.filter((e) => partial.includes(e.event_id)).length).toBeGreaterThan(0);
 
-    const result = await server.ctx.eventWriter.write(batch, token);
+    const result = await server.services.eventWriter.write(batch, token);
     expect(result.deadLettered).toBe(1);
     const stored = (await storedIds(server, tenantB.id)).filter((id) => good.some((e) => e.event_id === id));
     expect(stored.sort()).toEqual(good.map((e) => e.event_id).sort());

@@ -25,7 +25,7 @@ const SENTINEL_BYTES = 'sentinel: this file must stay exactly as it is\n';
 
 beforeAll(async () => {
   server = await startTestServer();
-  dataDir = server.ctx.config.dataDir;
+  dataDir = server.services.config.dataDir;
   sentinel = path.join(dataDir, 'sentinel.txt');
   await writeFile(sentinel, SENTINEL_BYTES);
   listener = createServer((_req, res) => {

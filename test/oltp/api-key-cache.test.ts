@@ -64,11 +64,14 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
   beforeAll(async () => {
     server = await startTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '3600' } });
     // What a second process has of its own: a PostgreSQL pool and its LISTEN connection.
-    const url = server.ctx.config.databaseUrl as string;
+    const url = server.services.config.databaseUrl as string;
     otherSql = createSql(url, { max: 2 });
     otherKeys = new ProjectKeyCache(otherSql, 3_600_000);
     await otherKeys.listen();
-    other = buildApp({ ...server.ctx, sql: otherSql, projectKeys: otherKeys, operatorToken: server.operatorToken }).listen(0, '127.0.0.1');
+    other = buildApp({ ...server.services, sql: otherSql, projectKeys: otherKeys, operatorToken: server.operatorToken }).listen(
+      0,
+      '127.0.0.1',
+    );
     await new Promise((resolve) => other.once('listening', resolve));
     otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
   });

@@ -35,7 +35,7 @@ describe.each([
   beforeAll(async () => {
     if (redis && !withRedis) return;
     server = await startTestServer({ redis });
-    const started = await startTelemetryServer(server.ctx.telemetry.registry, 0, '127.0.0.1');
+    const started = await startTelemetryServer(server.services.telemetry.registry, 0, '127.0.0.1');
     telemetryPort = started.port;
     closeMetrics = started.close;
   });

@@ -145,7 +145,7 @@ describe.each([
     await createFeedback(server, project);
     const [failed] = await settledDeliveries(server, project);
     expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
-    const queue = server.ctx.deliveryQueue!;
+    const queue = server.services.deliveryQueue!;
     const down = vi.spyOn(queue, 'addBulk').mockRejectedValueOnce(new Error('connect ECONNREFUSED 127.0.0.1:6379'));
     try {
       const retried = await server.request('POST', `/api/v1/projects/${project.id}/deliveries/${failed!.id}/retry`, {
@@ -169,9 +169,9 @@ describe.each([
     const project = await projectWithWebhook(receiver);
     await createFeedback(server, project);
     const [delivery] = await settledDeliveries(server, project);
-    await enqueueDeliveries(server.ctx.deliveryQueue!, [delivery!.id, delivery!.id], 4);
+    await enqueueDeliveries(server.services.deliveryQueue!, [delivery!.id, delivery!.id], 4);
     await eventually('the re-queued job to finish', 5_000, async () => {
-      const counts = await server.ctx.deliveryQueue!.getJobCounts('waiting', 'active', 'delayed');
+      const counts = await server.services.deliveryQueue!.getJobCounts('waiting', 'active', 'delayed');
       return Object.values(counts).every((n) => n === 0);
     });
     expect(receiver.requests).toHaveLength(1);
@@ -200,9 +200,9 @@ describe('the same delivery run twice at once, without workers', () => {
     expect(deliveryIds).toHaveLength(1);
     const deps: DeliveryDeps = {
       sql: server.sql,
-      sender: { mailer: server.ctx.mailer, publicUrl: 'http://127.0.0.1', timeoutMs: 2000, allowPrivateWebhooks: true },
+      sender: { mailer: server.services.mailer, publicUrl: 'http://127.0.0.1', timeoutMs: 2000, allowPrivateWebhooks: true },
       policy: { maxAttempts: 3, timeoutMs: 2000, backoffMs: 50 },
-      logger: server.ctx.logger,
+      logger: server.services.logger,
     };
     const id = deliveryIds[0]!;
     const results = await Promise.all([runDelivery(deps, id), runDelivery(deps, id), runDelivery(deps, id)]);
@@ -279,7 +279,7 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
     await createFeedback(server, project, { title: 'Offline export' });
     const [delivery] = await settledDeliveries(server, project);
     expect(delivery).toMatchObject({ channel: 'email', status: 'delivered', recipient: 'owner-eml@example.com' });
-    const dir = path.join(server.ctx.config.dataDir, 'mail');
+    const dir = path.join(server.services.config.dataDir, 'mail');
     expect(await readdir(dir)).toContain(`${delivery!.id}.eml`);
     const eml = await readFile(path.join(dir, `${delivery!.id}.eml`), 'utf8');
     expect(eml).toContain('To: owner-eml@example.com');
@@ -311,9 +311,9 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
 
   const deps = (): DeliveryDeps => ({
     sql: server.sql,
-    sender: { mailer: server.ctx.mailer, publicUrl: 'http://127.0.0.1', timeoutMs: 2000, allowPrivateWebhooks: true },
+    sender: { mailer: server.services.mailer, publicUrl: 'http://127.0.0.1', timeoutMs: 2000, allowPrivateWebhooks: true },
     policy: { maxAttempts: 3, timeoutMs: 2000, backoffMs: 50 },
-    logger: server.ctx.logger,
+    logger: server.services.logger,
   });
   /** Expands the notifications (the deliveries are pending), then lets `change` happen, then sends. */
   const dispatchChangeAndSend = async (project: TestProject, change: () => Promise<void>) => {

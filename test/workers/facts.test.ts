@@ -71,7 +71,7 @@ describe.each([
   /** True when nothing is left to deliver: the outbox is empty and (BullMQ) no job is pending. */
   async function settled(): Promise<boolean> {
     if ((await outboxCount()) !== 0) return false;
-    const queue = server.ctx.queue;
+    const queue = server.services.queue;
     if (!queue) return true;
     const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
     return Object.values(counts).every((n) => n === 0);
@@ -86,7 +86,7 @@ describe.each([
       const rows = await readFacts(projectId);
       return rows.length >= count && (await settled());
     });
-    if (server.ctx.queue) expect(await server.ctx.queue.getJobCounts('failed')).toEqual({ failed: 0 });
+    if (server.services.queue) expect(await server.services.queue.getJobCounts('failed')).toEqual({ failed: 0 });
     return readFacts(projectId);
   }
 
