@@ -80,7 +80,7 @@ async function quiesce(timeoutMs: number): Promise<{ waitedMs: number; mergesLef
   }
 }
 
-/** The rows the API would build from these SDK events (events.router.ts, toIngestEvent). */
+/** The rows the API would build from these SDK events (events.routes.ts, toIngestEvent). */
 function rowsFor(projectId: string, templates: SdkEvent[][], total: number): IngestEvent[] {
   const rows: IngestEvent[] = [];
   const receivedAt = new Date().toISOString();

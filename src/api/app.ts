@@ -7,11 +7,10 @@ import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
+import { routesRouter } from './define-route.js';
 import { AppError } from './errors.js';
-import { eventsRouter } from './events/events.routes.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
-import { healthRouter } from './health/health.routes.js';
 import { deliveriesRouter } from './deliveries/deliveries.router.js';
 import { integrationsRouter } from './integrations/integrations.router.js';
 import { membersRouter } from './members/members.router.js';
@@ -23,6 +22,7 @@ import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
+import { INGESTION_ROUTES, ROOT_ROUTES } from './routes.js';
 import { sqlRouter } from './sql/sql.router.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
@@ -38,7 +38,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  const events = eventsRouter(deps);
+  const events = routesRouter(deps, INGESTION_ROUTES);
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -69,7 +69,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   ]) {
     api.use(router.routes());
   }
-  const health = healthRouter(deps);
+  const health = routesRouter(deps, ROOT_ROUTES);
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
   const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 

@@ -3,10 +3,8 @@ import { stringify } from 'yaml';
 import { registerAccountPaths } from '../account/account.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerDeliveryPaths } from '../deliveries/deliveries.openapi.js';
-import { registerEventPaths } from '../events/events.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerHealthPaths } from '../health/health.openapi.js';
 import { registerIntegrationPaths } from '../integrations/integrations.openapi.js';
 import { registerMemberPaths } from '../members/members.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
@@ -16,6 +14,8 @@ import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
 import { registerSqlPaths } from '../sql/sql.openapi.js';
 import { registerUnsubscribePaths } from '../unsubscribe/unsubscribe.openapi.js';
 import { registerUserPaths } from '../users/users.openapi.js';
+import { registerRoutes } from '../define-route.js';
+import { INGESTION_ROUTES, ROOT_ROUTES } from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
 import { registerDocsPaths } from './docs.openapi.js';
 
@@ -53,7 +53,7 @@ function register(registry: OpenAPIRegistry) {
   registerSecuritySchemes(registry);
   registerFeedbackPaths(route);
   registerUserPaths(route);
-  registerEventPaths(route);
+  registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
   registerProjectSqlPaths(route);
   registerSqlPaths(route);
@@ -65,7 +65,7 @@ function register(registry: OpenAPIRegistry) {
   registerIntegrationPaths(route);
   registerDeliveryPaths(route);
   registerUnsubscribePaths(route);
-  registerHealthPaths(route);
+  registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
 }
