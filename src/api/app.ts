@@ -2,7 +2,6 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
-import { accountRouter } from './account/account.routes.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
@@ -11,7 +10,6 @@ import { routesRouter } from './define-route.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
-import { deliveriesRouter } from './deliveries/deliveries.routes.js';
 import { integrationsRouter } from './integrations/integrations.router.js';
 import { membersRouter } from './members/members.router.js';
 import { errorHandler } from './middleware/errors.js';
@@ -22,13 +20,10 @@ import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
-import { INGESTION_ROUTES, ROOT_ROUTES } from './routes.js';
+import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, unsubscribeRoutes, userRoutes } from './routes.js';
 import { sqlRouter } from './sql/sql.router.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
-import { unsubscribeRouter } from './unsubscribe/unsubscribe.routes.js';
-import { projectUsersRouter } from './users/project-users.router.js';
-import { usersRouter } from './users/users.routes.js';
 import { webStatic } from './web/web-static.js';
 
 export const API_PREFIX = '/api/v1';
@@ -47,17 +42,16 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const api = new Router<AppState>({ prefix: API_PREFIX });
   for (const router of [
     feedbackRouter(deps),
-    usersRouter(deps),
+    routesRouter(deps, userRoutes),
     events,
     metricsRouter(deps),
     sqlRouter(deps),
     operatorRouter(deps),
-    accountRouter(deps),
+    routesRouter(deps, accountRoutes),
     projectsRouter(deps),
-    projectUsersRouter(deps),
     projectFeedbackRouter(deps),
-    deliveriesRouter(deps),
-    unsubscribeRouter(deps),
+    routesRouter(deps, deliveryRoutes),
+    routesRouter(deps, unsubscribeRoutes),
     membersRouter(deps),
     integrationsRouter(deps),
     // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.

@@ -1,14 +1,20 @@
-import type { RouteDefinition } from './define-route.js';
+import { accountRoutes } from './account/account.routes.js';
+import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
+import { userRoutes } from './users/users.routes.js';
 
 /*
- * Every route declared with defineRoute, by resource: the app registers these lists on Koa and the
- * OpenAPI document reads the same lists. A new resource adds its <resource>.routes.ts here.
+ * Every route declared with defineRoute, by resource: the app registers these lists on Koa
+ * (app.ts) and the OpenAPI document reads the same lists (openapi/document.ts). A new resource
+ * exports its list from <resource>.routes.ts and adds it here.
  */
 
 /** The ingestion routes: the hot path, matched before any other route (app.ts). */
-export const INGESTION_ROUTES: readonly RouteDefinition[] = eventRoutes;
+export const INGESTION_ROUTES = eventRoutes;
 
 /** Outside the /api/v1 prefix, without auth. */
-export const ROOT_ROUTES: readonly RouteDefinition[] = healthRoutes;
+export const ROOT_ROUTES = healthRoutes;
+
+export { accountRoutes, deliveryRoutes, unsubscribeRoutes, userRoutes };
