@@ -21,7 +21,7 @@ import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
 import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, unsubscribeRoutes, userRoutes } from './routes.js';
-import { sqlRouter } from './sql/sql.router.js';
+import { sqlRouter } from './sql/sql.routes.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
 import { webStatic } from './web/web-static.js';

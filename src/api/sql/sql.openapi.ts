@@ -1,5 +1,5 @@
 import { OPERATOR_TOKEN, body, defaultError, error, json, withFieldDocs, type Route } from '../openapi/building-blocks.js';
-import { AdhocSqlBody } from './sql.router.js';
+import { AdhocSqlBody } from './sql.routes.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 
 const requestBodies = () => ({
