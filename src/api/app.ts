@@ -20,8 +20,7 @@ import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { projectsRouter } from './projects/projects.router.js';
-import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, unsubscribeRoutes, userRoutes } from './routes.js';
-import { sqlRouter } from './sql/sql.routes.js';
+import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, sqlRoutes, unsubscribeRoutes, userRoutes } from './routes.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
 import { webStatic } from './web/web-static.js';
@@ -45,7 +44,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     routesRouter(deps, userRoutes),
     events,
     metricsRouter(deps),
-    sqlRouter(deps),
+    routesRouter(deps, sqlRoutes),
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
     projectsRouter(deps),

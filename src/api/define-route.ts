@@ -48,6 +48,22 @@ export type RouteDefinition = Documentation & {
   handler: RouteHandler;
 };
 
+/**
+ * A value made once per app (per dependencies object), on first use: what a route keeps across
+ * requests, such as a query gate. One WeakMap lookup per call.
+ */
+export function perApp<T>(make: (deps: ApiDeps) => T): (deps: ApiDeps) => T {
+  const made = new WeakMap<ApiDeps, T>();
+  return (deps) => {
+    let value = made.get(deps);
+    if (value === undefined) {
+      value = make(deps);
+      made.set(deps, value);
+    }
+    return value;
+  };
+}
+
 /** Declares a route; the identity, typed, so a resource's list is checked where it is written. */
 export function defineRoute(definition: RouteDefinition): RouteDefinition {
   return definition;

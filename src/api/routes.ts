@@ -2,6 +2,7 @@ import { accountRoutes } from './account/account.routes.js';
 import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { sqlRoutes } from './sql/sql.routes.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
 import { userRoutes } from './users/users.routes.js';
 
@@ -17,4 +18,4 @@ export const INGESTION_ROUTES = eventRoutes;
 /** Outside the /api/v1 prefix, without auth. */
 export const ROOT_ROUTES = healthRoutes;
 
-export { accountRoutes, deliveryRoutes, unsubscribeRoutes, userRoutes };
+export { accountRoutes, deliveryRoutes, sqlRoutes, unsubscribeRoutes, userRoutes };

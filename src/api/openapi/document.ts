@@ -9,9 +9,8 @@ import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
 import { registerProjectPaths } from '../projects/projects.openapi.js';
 import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
-import { registerSqlPaths } from '../sql/sql.openapi.js';
 import { registerRoutes } from '../define-route.js';
-import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, unsubscribeRoutes, userRoutes } from '../routes.js';
+import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, sqlRoutes, unsubscribeRoutes, userRoutes } from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
 import { registerDocsPaths } from './docs.openapi.js';
 
@@ -52,7 +51,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
   registerProjectSqlPaths(route);
-  registerSqlPaths(route);
+  registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
   registerProjectPaths(route);
