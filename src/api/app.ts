@@ -10,8 +10,6 @@ import { routesRouter } from './define-route.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
-import { integrationsRouter } from './integrations/integrations.routes.js';
-import { membersRouter } from './members/members.routes.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -19,8 +17,18 @@ import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
-import { projectsRouter } from './projects/projects.routes.js';
-import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, sqlRoutes, unsubscribeRoutes, userRoutes } from './routes.js';
+import {
+  accountRoutes,
+  deliveryRoutes,
+  INGESTION_ROUTES,
+  integrationRoutes,
+  memberRoutes,
+  projectRoutes,
+  ROOT_ROUTES,
+  sqlRoutes,
+  unsubscribeRoutes,
+  userRoutes,
+} from './routes.js';
 import { projectSqlRouter } from './sql/project-sql.router.js';
 import type { AppState } from './state.js';
 import { webStatic } from './web/web-static.js';
@@ -47,12 +55,12 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     routesRouter(deps, sqlRoutes),
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
-    projectsRouter(deps),
+    routesRouter(deps, projectRoutes),
     projectFeedbackRouter(deps),
     routesRouter(deps, deliveryRoutes),
     routesRouter(deps, unsubscribeRoutes),
-    membersRouter(deps),
-    integrationsRouter(deps),
+    routesRouter(deps, memberRoutes),
+    routesRouter(deps, integrationRoutes),
     // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.
     exportsRouter(deps),
     erasureRouter(deps),

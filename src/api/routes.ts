@@ -2,6 +2,9 @@ import { accountRoutes } from './account/account.routes.js';
 import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { integrationRoutes } from './integrations/integrations.routes.js';
+import { memberRoutes } from './members/members.routes.js';
+import { projectRoutes } from './projects/projects.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
 import { userRoutes } from './users/users.routes.js';
@@ -18,4 +21,4 @@ export const INGESTION_ROUTES = eventRoutes;
 /** Outside the /api/v1 prefix, without auth. */
 export const ROOT_ROUTES = healthRoutes;
 
-export { accountRoutes, deliveryRoutes, sqlRoutes, unsubscribeRoutes, userRoutes };
+export { accountRoutes, deliveryRoutes, integrationRoutes, memberRoutes, projectRoutes, sqlRoutes, unsubscribeRoutes, userRoutes };

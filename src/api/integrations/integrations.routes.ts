@@ -1,4 +1,6 @@
-import { Router } from '@koa/router';
+import { z } from 'zod';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../core/secrets.js';
 import {
   createIntegration,
   deleteIntegration,
@@ -7,15 +9,25 @@ import {
   updateIntegration,
 } from '../../oltp/integrations.repo.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
-import { PLAN_LIMITS } from '../../core/plans.js';
-import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../core/secrets.js';
-import { adminAuth, ownedProject } from '../auth.js';
-import type { ApiDeps } from '../deps.js';
+import { ownedProject } from '../auth.js';
+import { defineRoute } from '../define-route.js';
 import { badRequest, notFound, paymentRequired } from '../errors.js';
-import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
-import { presentIntegration } from './integrations.presenter.js';
-import type { RequestContext, AppState } from '../state.js';
+import {
+  body,
+  defaultError,
+  describe,
+  error,
+  json,
+  projectId,
+  ProjectPath,
+  projectRefused,
+  withFieldDocs,
+} from '../openapi/building-blocks.js';
+import type { RequestContext } from '../state.js';
 import { camelKeys, isUuid, parseBody } from '../validation.js';
+import { presentIntegration } from './integrations.presenter.js';
+import { IntegrationResponse, IntegrationWithSecretResponse } from './integrations.responses.js';
+import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
 
 function requireIntegrationsPlan(project: ProjectWithPlan) {
   if (!PLAN_LIMITS[project.plan].integrations) throw paymentRequired('integrations require the Pro or Team plan');
@@ -27,61 +39,162 @@ function integrationIdParam(ctx: RequestContext): string {
   return id;
 }
 
+const ProjectIntegrationPath = z.object({
+  id: projectId,
+  integrationId: describe(z.uuid(), 'Integration id. 404 when it is not an integration of this project (a malformed id too).'),
+});
+
+const requests = {
+  createIntegration: body(
+    withFieldDocs(CreateIntegrationBody, {
+      kind: '`slack` or `discord` (their incoming-webhook URL), or `webhook` (a signed POST to any URL).',
+      url: 'Absolute http or https URL; any other scheme, or a relative URL, is a 400.',
+      secret:
+        'Webhooks only (400 for slack and discord): the HMAC-SHA256 signing key. Omitted for a webhook: the server generates one and returns it once, as `secret`. Never returned otherwise.',
+      events: 'Distinct notification types. Omitted or null: all of them, also types added later.',
+      enabled: 'Default true.',
+    }),
+    'CreateIntegrationRequest',
+  ),
+  updateIntegration: body(
+    withFieldDocs(UpdateIntegrationBody, {
+      secret: 'Webhooks only: replaces the signing secret (it is not returned).',
+      events: 'Distinct notification types; null: all of them.',
+    }),
+    'UpdateIntegrationRequest',
+    'At least one of `url`, `secret`, `events` and `enabled`; absent fields are kept. `kind` cannot be changed (400).',
+  ),
+};
+
+const integrationsPlan = error('The account’s plan is Free (integrations need Pro or Team).');
+const notIntegration = error('No such project, or no such integration in it.');
+
 /**
  * Slack, Discord and signed webhook integrations of a project (SPEC 8.2: Pro and Team). Creating
  * and changing need the plan; after a downgrade the rows are kept, listed and removable, and the
  * delivery workers check the plan when they send.
  */
-export function integrationsRouter({ sql }: ApiDeps): Router<AppState> {
-  const router = new Router<AppState>();
-  const auth = adminAuth(sql);
-
-  router.post('/projects/:id/integrations', auth, async (ctx) => {
-    const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-    requireIntegrationsPlan(project);
-    const body = parseBody(CreateIntegrationBody, ctx.request.body);
-    if (body.secret !== undefined && body.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
-    // A webhook is always signed: without a secret of the owner's, the server makes one and shows it once.
-    const generated = body.kind === 'webhook' && body.secret === undefined ? newSecret(WEBHOOK_SECRET_PREFIX) : undefined;
-    const integration = await createIntegration(sql, {
-      projectId: project.id,
-      kind: body.kind,
-      url: body.url,
-      secret: body.secret ?? generated ?? null,
-      events: body.events,
-      enabled: body.enabled,
-    });
-    ctx.body = presentIntegration(integration, generated);
-  });
-
-  router.get('/projects/:id/integrations', auth, async (ctx) => {
-    const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-    const rows = await listIntegrations(sql, project.id);
-    ctx.body = rows.map((row) => presentIntegration(row));
-  });
-
-  router.patch('/projects/:id/integrations/:integrationId', auth, async (ctx) => {
-    const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-    requireIntegrationsPlan(project);
-    const id = integrationIdParam(ctx);
-    if (Object.hasOwn(camelKeys(ctx.request.body) ?? {}, 'kind')) {
-      throw badRequest('kind: cannot be changed (delete the integration and create another)');
-    }
-    const body = parseBody(UpdateIntegrationBody, ctx.request.body);
-    const current = await findIntegration(sql, project.id, id);
-    if (!current) throw notFound('integration not found');
-    if (body.secret !== undefined && current.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
-    const updated = await updateIntegration(sql, project.id, id, body);
-    if (!updated) throw notFound('integration not found');
-    ctx.body = presentIntegration(updated);
-  });
-
-  router.delete('/projects/:id/integrations/:integrationId', auth, async (ctx) => {
-    const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-    const integration = await deleteIntegration(sql, project.id, integrationIdParam(ctx));
-    if (!integration) throw notFound('integration not found');
-    ctx.body = presentIntegration(integration);
-  });
-
-  return router;
-}
+export const integrationRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/integrations',
+    auth: 'adminToken',
+    operationId: 'createIntegration',
+    tags: ['Integrations'],
+    summary: 'Add a Slack, Discord or webhook integration',
+    description:
+      'Pro and Team plans. A webhook without a `secret` gets one generated by the server, returned once as `secret`; a secret is never returned otherwise (`has_secret` says whether one is set).',
+    params: ProjectPath,
+    body: requests.createIntegration,
+    responses: {
+      200: json(
+        'The integration; with `secret` only when the server generated it.',
+        z.union([IntegrationResponse, IntegrationWithSecretResponse]),
+      ),
+      400: error('Validation failed (the reason names the field), or a secret for slack or discord.'),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: error('No such project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      requireIntegrationsPlan(project);
+      const input = parseBody(CreateIntegrationBody, ctx.request.body);
+      if (input.secret !== undefined && input.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
+      // A webhook is always signed: without a secret of the owner's, the server makes one and shows it once.
+      const generated = input.kind === 'webhook' && input.secret === undefined ? newSecret(WEBHOOK_SECRET_PREFIX) : undefined;
+      const integration = await createIntegration(sql, {
+        projectId: project.id,
+        kind: input.kind,
+        url: input.url,
+        secret: input.secret ?? generated ?? null,
+        events: input.events,
+        enabled: input.enabled,
+      });
+      ctx.body = presentIntegration(integration, generated);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/integrations',
+    auth: 'adminToken',
+    operationId: 'listIntegrations',
+    tags: ['Integrations'],
+    summary: 'List a project’s integrations',
+    description:
+      'Oldest first, without secrets. Answers on every plan: integrations are kept after a downgrade to Free, and nothing is sent to them until the plan is Pro or Team again.',
+    params: ProjectPath,
+    responses: {
+      200: json('The integrations.', z.array(IntegrationResponse)),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: error('No such project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const rows = await listIntegrations(sql, project.id);
+      ctx.body = rows.map((row) => presentIntegration(row));
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/projects/:id/integrations/:integrationId',
+    auth: 'adminToken',
+    operationId: 'updateIntegration',
+    tags: ['Integrations'],
+    summary: 'Change an integration',
+    description: 'Pro and Team plans. Changes the fields sent and keeps the others; `kind` cannot be changed.',
+    params: ProjectIntegrationPath,
+    body: requests.updateIntegration,
+    responses: {
+      200: json('The integration, without its secret.', IntegrationResponse),
+      400: error('Validation failed (the reason names the field), `kind` sent, or a secret for slack or discord.'),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: notIntegration,
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      requireIntegrationsPlan(project);
+      const id = integrationIdParam(ctx);
+      if (Object.hasOwn(camelKeys(ctx.request.body) ?? {}, 'kind')) {
+        throw badRequest('kind: cannot be changed (delete the integration and create another)');
+      }
+      const input = parseBody(UpdateIntegrationBody, ctx.request.body);
+      const current = await findIntegration(sql, project.id, id);
+      if (!current) throw notFound('integration not found');
+      if (input.secret !== undefined && current.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
+      const updated = await updateIntegration(sql, project.id, id, input);
+      if (!updated) throw notFound('integration not found');
+      ctx.body = presentIntegration(updated);
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/projects/:id/integrations/:integrationId',
+    auth: 'adminToken',
+    operationId: 'deleteIntegration',
+    tags: ['Integrations'],
+    summary: 'Remove an integration',
+    description: 'Allowed on every plan.',
+    params: ProjectIntegrationPath,
+    responses: {
+      200: json('The removed integration, without its secret.', IntegrationResponse),
+      401: error('Missing or invalid admin token.'),
+      403: projectRefused,
+      404: notIntegration,
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const integration = await deleteIntegration(sql, project.id, integrationIdParam(ctx));
+      if (!integration) throw notFound('integration not found');
+      ctx.body = presentIntegration(integration);
+    },
+  }),
+];

@@ -3,14 +3,22 @@ import { stringify } from 'yaml';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerIntegrationPaths } from '../integrations/integrations.openapi.js';
-import { registerMemberPaths } from '../members/members.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
-import { registerProjectPaths } from '../projects/projects.openapi.js';
 import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
 import { registerRoutes } from '../define-route.js';
-import { accountRoutes, deliveryRoutes, INGESTION_ROUTES, ROOT_ROUTES, sqlRoutes, unsubscribeRoutes, userRoutes } from '../routes.js';
+import {
+  accountRoutes,
+  deliveryRoutes,
+  INGESTION_ROUTES,
+  integrationRoutes,
+  memberRoutes,
+  projectRoutes,
+  ROOT_ROUTES,
+  sqlRoutes,
+  unsubscribeRoutes,
+  userRoutes,
+} from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
 import { registerDocsPaths } from './docs.openapi.js';
 
@@ -54,10 +62,10 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
-  registerProjectPaths(route);
+  registerRoutes(route, projectRoutes);
   registerProjectFeedbackPaths(route);
-  registerMemberPaths(route);
-  registerIntegrationPaths(route);
+  registerRoutes(route, memberRoutes);
+  registerRoutes(route, integrationRoutes);
   registerRoutes(route, deliveryRoutes);
   registerRoutes(route, unsubscribeRoutes);
   registerRoutes(route, ROOT_ROUTES);
