@@ -29,7 +29,7 @@ import {
   unsubscribeRoutes,
   userRoutes,
 } from './routes.js';
-import { projectSqlRouter } from './sql/project-sql.router.js';
+import { projectSqlRouter } from './sql/project-sql.routes.js';
 import type { AppState } from './state.js';
 import { webStatic } from './web/web-static.js';
 

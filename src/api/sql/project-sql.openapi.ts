@@ -4,7 +4,7 @@ import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { PROJECT_SQL_MAX_ROWS } from '../../olap/readonly/project-query.js';
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
-import type { ProjectSqlEcho } from './project-sql.router.js';
+import type { ProjectSqlEcho } from './project-sql.routes.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { AdhocSqlResponse } from './sql.responses.js';
