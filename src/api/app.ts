@@ -24,12 +24,12 @@ import {
   integrationRoutes,
   memberRoutes,
   projectRoutes,
+  projectSqlRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
   userRoutes,
 } from './routes.js';
-import { projectSqlRouter } from './sql/project-sql.routes.js';
 import type { AppState } from './state.js';
 import { webStatic } from './web/web-static.js';
 
@@ -66,7 +66,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     erasureRouter(deps),
     deletionRouter(deps),
     adminAccountsRouter(deps),
-    projectSqlRouter(deps),
+    routesRouter(deps, projectSqlRoutes),
   ]) {
     api.use(router.routes());
   }

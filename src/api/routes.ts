@@ -5,6 +5,7 @@ import { healthRoutes } from './health/health.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
+import { projectSqlRoutes } from './sql/project-sql.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
 import { userRoutes } from './users/users.routes.js';
@@ -21,4 +22,14 @@ export const INGESTION_ROUTES = eventRoutes;
 /** Outside the /api/v1 prefix, without auth. */
 export const ROOT_ROUTES = healthRoutes;
 
-export { accountRoutes, deliveryRoutes, integrationRoutes, memberRoutes, projectRoutes, sqlRoutes, unsubscribeRoutes, userRoutes };
+export {
+  accountRoutes,
+  deliveryRoutes,
+  integrationRoutes,
+  memberRoutes,
+  projectRoutes,
+  projectSqlRoutes,
+  sqlRoutes,
+  unsubscribeRoutes,
+  userRoutes,
+};

@@ -5,7 +5,6 @@ import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
-import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
@@ -14,6 +13,7 @@ import {
   integrationRoutes,
   memberRoutes,
   projectRoutes,
+  projectSqlRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -58,7 +58,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, userRoutes);
   registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
-  registerProjectSqlPaths(route);
+  registerRoutes(route, projectSqlRoutes);
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
