@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../src/core/net.js';
-import { makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll, type ServiceProcess } from './helpers/process.js';
-import { createDatabase } from './helpers/service.js';
+import { findFreePort } from '../../src/core/net.js';
+import { makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll, type ServiceProcess } from '../helpers/process.js';
+import { createDatabase } from '../helpers/service.js';
 
 /*
  * The documented walk-through, run as a newcomer runs it (issue 20): a service started like
@@ -18,7 +18,7 @@ import { createDatabase } from './helpers/service.js';
  * Other docs' commands are checked for variables they never set.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GUIDE = 'docs/api-guide.md';
 const DOCUMENTED_BASE = 'http://127.0.0.1:3000';
 /**
