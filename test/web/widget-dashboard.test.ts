@@ -45,9 +45,11 @@ describe('widget settings and moderation in the dashboard', () => {
     await eventually(() => page.getByTestId('one-time-secret').textContent()).toMatch(/^fbid_/);
     await eventually(() => page.getByRole('button', { name: 'Rotate secret' }).isVisible()).toBe(true);
 
-    await page.getByRole('checkbox', { name: 'Public board' }).check();
+    await page.getByRole('checkbox', { name: 'Public board' }).click();
+    await eventually(() => page.getByRole('checkbox', { name: 'Public board' }).isChecked()).toBe(true);
     await eventually(() => page.getByRole('link', { name: `${server.url}/board/${before.body.slug}` }).isVisible()).toBe(true);
-    await page.getByRole('checkbox', { name: 'Anonymous feedback' }).check();
+    await page.getByRole('checkbox', { name: 'Anonymous feedback' }).click();
+    await eventually(() => page.getByRole('checkbox', { name: 'Anonymous feedback' }).isChecked()).toBe(true);
     await eventually(
       async () => (await server.request('GET', `/api/v1/projects/${project.projectId}`, { bearer: project.token })).body,
     ).toMatchObject({

@@ -57,6 +57,20 @@ export function WebSettings({ projectId }: { projectId: string }) {
   // allowed_origins is sent only where the service knows it (the project shows the field).
   const patch = (body: Record<string, unknown>) =>
     run(() => unwrap(api.PATCH('/projects/{id}', { ...path, body: body as Schemas['UpdateProjectRequest'] })) as Promise<Project>);
+  // Shown switched at once (a controlled checkbox would spring back while the PATCH runs); the
+  // answer, or the stored project after a failure, is what stays.
+  const toggle = (name: Switch, on: boolean) => {
+    setProject((current) => current && { ...current, [name]: on });
+    return run(
+      () =>
+        unwrap(api.PATCH('/projects/{id}', { ...path, body: { [name]: on } as Schemas['UpdateProjectRequest'] })).catch(
+          (error: unknown) => {
+            loaded.reload();
+            throw error;
+          },
+        ) as Promise<Project>,
+    );
+  };
   const rotateKey = () => {
     if (!window.confirm('Rotate the publishable key? Pages that embed the old key stop working until you update the snippet.')) return;
     return run(() => unwrap(api.POST('/projects/{id}/publishable-key', path)) as Promise<Project>);
@@ -131,7 +145,7 @@ token = jwt.encode(
               type="checkbox"
               checked={project[name]}
               disabled={busy}
-              onChange={(event) => patch({ [name]: event.currentTarget.checked })}
+              onChange={(event) => toggle(name, event.currentTarget.checked)}
             />{' '}
             {label}
           </label>
