@@ -139,7 +139,7 @@ token = jwt.encode(
 
       <h3>Access</h3>
       {SWITCHES.map(([name, label, help]) => (
-        <div class="field" key={name}>
+        <div class="field switch-field" key={name}>
           <label>
             <input
               type="checkbox"
