@@ -20,6 +20,7 @@ import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
@@ -56,6 +57,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
+    routesRouter(deps, identityRoutes),
     projectFeedbackRouter(deps),
     routesRouter(deps, deliveryRoutes),
     routesRouter(deps, unsubscribeRoutes),

@@ -2,6 +2,7 @@ import { accountRoutes } from './account/account.routes.js';
 import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { identityRoutes } from './identity/identity.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
@@ -25,6 +26,7 @@ export const ROOT_ROUTES = healthRoutes;
 export {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   integrationRoutes,
   memberRoutes,
   projectRoutes,
