@@ -46,6 +46,8 @@ export type RouteDefinition = Documentation & {
   /** Path parameters, query and body as the document describes them. */
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** Request headers worth documenting (e.g. Content-Encoding, X-Sent-At). */
+  headers?: z.ZodObject;
   body?: NonNullable<RouteConfig['request']>['body'];
   handler: RouteHandler;
 };
@@ -87,9 +89,11 @@ export function openApiPath(path: string): string {
 
 /** The routes in the document, in the order given. */
 export function registerRoutes(route: Route, routes: readonly RouteDefinition[]) {
-  for (const { method, path, auth, params, query, body, handler: _handler, ...documentation } of routes) {
+  for (const { method, path, auth, params, query, headers, body, handler: _handler, ...documentation } of routes) {
     const request =
-      params || query || body ? { ...(params ? { params } : {}), ...(query ? { query } : {}), ...(body ? { body } : {}) } : undefined;
+      params || query || headers || body
+        ? { ...(params ? { params } : {}), ...(query ? { query } : {}), ...(headers ? { headers } : {}), ...(body ? { body } : {}) }
+        : undefined;
     route({
       method,
       path: openApiPath(path),

@@ -8,6 +8,7 @@ export function presentProject(row: Project, apiKey?: string) {
     ...(apiKey === undefined ? {} : { api_key: apiKey }),
     archived: row.archived,
     suspended: row.suspended,
+    allowed_origins: row.allowed_origins,
     publishable_key: row.publishable_key,
     has_identity_secret: row.identity_secret !== null,
     require_signed_identity: row.require_signed_identity,
