@@ -29,11 +29,11 @@ export async function insertEvents(client: ClickHouseClient, events: IngestEvent
 type StoredEventRow = {
   project_id: string;
   event_id: string;
-  event_name: string;
-  user_id: string;
-  properties_raw: string;
-  created_at: string;
-  received_at: string;
+  name: string;
+  user: string;
+  raw: string;
+  first_created_at: string;
+  first_received_at: string;
 };
 
 /**
@@ -65,8 +65,8 @@ export async function findStoredEvents(
   if (times.length === 0) return [];
   const result = await client.query({
     query: `
-      SELECT project_id, event_id, any(event_name) AS event_name, any(user_id) AS user_id,
-             any(properties_raw) AS properties_raw, min(created_at) AS created_at, min(received_at) AS received_at
+      SELECT project_id, event_id, any(event_name) AS name, any(user_id) AS user, any(properties_raw) AS raw,
+             min(created_at) AS first_created_at, min(received_at) AS first_received_at
       FROM events
       WHERE project_id IN {projectIds:Array(UUID)} AND created_at IN {times:Array(DateTime64(3, 'UTC'))}
         AND event_id IN {eventIds:Array(UUID)}
@@ -74,15 +74,16 @@ export async function findStoredEvents(
     query_params: { projectIds, times, eventIds },
     format: 'JSONEachRow',
   });
+  // Aliases other than the column names: in ClickHouse an alias would replace the column in WHERE.
   const rows = await result.json<StoredEventRow>();
   return rows.map((row) => ({
     project_id: row.project_id,
     event_id: row.event_id,
-    event_name: row.event_name,
-    user_id: row.user_id,
-    properties: row.properties_raw === '' ? null : (JSON.parse(row.properties_raw) as Record<string, unknown>),
-    created_at: clickhouseTimeToIso(row.created_at),
-    received_at: clickhouseTimeToIso(row.received_at),
+    event_name: row.name,
+    user_id: row.user,
+    properties: row.raw === '' ? null : (JSON.parse(row.raw) as Record<string, unknown>),
+    created_at: clickhouseTimeToIso(row.first_created_at),
+    received_at: clickhouseTimeToIso(row.first_received_at),
     id_from_client: true,
   }));
 }

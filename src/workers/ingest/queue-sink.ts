@@ -109,7 +109,7 @@ export class QueueEventSink implements EventSink {
       const fresh = maybeStored.filter((event) => !stored.has(eventKey(event.project_id, event.event_id)));
       if (fresh.length > 0) {
         const again = await this.#redis(this.#claims.claim(fresh, false));
-        fresh.forEach((event, i) => recheck.set(event, again[i] as ClaimOutcome));
+        for (const [i, event] of fresh.entries()) recheck.set(event, again[i] as ClaimOutcome);
       }
     }
     const answer: IngestEvent[] = [];

@@ -15,13 +15,14 @@ const SHARD_BYTES = 64 * 1024 * 1024;
  * Per event, in order: 0 claimed now (a new eventId), 1 maybe stored (the filter knows it:
  * confirm in ClickHouse), or the JSON of the first event (claimed before, not yet stored).
  *
- * ARGV: bucket key prefix, current bucket, buckets in the window, bucket TTL, claim TTL,
+ * ARGV: bucket key prefix, current bucket, buckets in the window, when the current bucket's
+ * filter expires (Unix seconds: once no bucket's window includes it), claim TTL,
  * check the filter (1/0), number of events; then per event the claim key, the event's JSON,
  * the shard, and BITS_SET bit offsets in that shard.
  */
 const CLAIM_SCRIPT = `
 local prefix, current, buckets = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local bucketTtl, claimTtl, check, count = ARGV[4], ARGV[5], ARGV[6] == '1', tonumber(ARGV[7])
+local expireAt, claimTtl, check, count = ARGV[4], ARGV[5], ARGV[6] == '1', tonumber(ARGV[7])
 local k = ${BITS_SET}
 local out = {}
 local i = 8
@@ -52,7 +53,7 @@ for e = 1, count do
         args[#args + 1] = 'SET' args[#args + 1] = 'u1' args[#args + 1] = ARGV[base + j] args[#args + 1] = 1
       end
       redis.call('BITFIELD', key, unpack(args))
-      redis.call('EXPIRE', key, bucketTtl, 'NX')
+      redis.call('EXPIREAT', key, expireAt, 'NX')
       out[e] = 0
     end
   end
@@ -63,6 +64,9 @@ return out
 
 const SCRIPT_COMMAND = 'feedbackClaimEventIds';
 type ScriptCommand = Record<typeof SCRIPT_COMMAND, (...args: (string | number)[]) => Promise<(number | string)[]>>;
+
+/** When a bucket's filter is no longer consulted (the window has moved past it), in Unix seconds. */
+export const bucketExpiry = (bucket: number) => Math.ceil(((bucket + ID_BUCKETS) * ID_BUCKET_MS) / 1000) + 60;
 
 export type ClaimOutcome = { kind: 'claimed' } | { kind: 'maybe-stored' } | { kind: 'first'; event: IngestEvent };
 
@@ -123,7 +127,7 @@ export class RedisIdClaims {
       this.#bucketPrefix,
       bucketOf(now),
       ID_BUCKETS,
-      Math.ceil(((ID_BUCKETS + 1) * ID_BUCKET_MS) / 1000),
+      bucketExpiry(bucketOf(now)),
       CLAIM_TTL_SECONDS,
       check ? 1 : 0,
       events.length,
