@@ -284,10 +284,11 @@ export async function simulateRedisWindow(options: {
     if (bucket > bucketOf(end) - ID_BUCKETS) rememberedIds += ids;
     const maps = Array.from({ length: shards }, () => Buffer.alloc(blocksPerShard * (BLOCK_BITS / 8)));
     for (let i = 0; i < ids; i++) {
-      const block = blockOf(next(), blocks);
+      const a = next();
+      const block = blockOf(a, blocks);
       const map = maps[block % shards] as Buffer;
       const base = Math.floor(block / shards) * BLOCK_BITS;
-      bitsOf(next(), bits);
+      bitsOf(a, next(), bits);
       for (let j = 0; j < BITS_SET; j++) {
         const offset = base + (bits[j] as number);
         map[offset >>> 3] = (map[offset >>> 3] as number) | (0x80 >>> (offset & 7));

@@ -148,7 +148,7 @@ export type Config = {
   };
   /**
    * The rate of new eventIds the idempotency filters are sized for (both modes): each takes
-   * 2.5 bytes per id of the window at this rate, whatever the traffic (docs/ingestion.md).
+   * 3 bytes per id of the window at this rate, whatever the traffic (docs/ingestion.md).
    */
   idempotencyIdsPerSecond: number;
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */

@@ -7,10 +7,10 @@
  *   24 and at most 28 hours: the idempotency window (docs/ingestion.md, "Idempotency window").
  * - Each bucket is a blocked Bloom filter: an id sets BITS_SET bits inside one 512-bit block (one
  *   cache line, or one short Redis string range), so a check costs one memory miss per bucket.
- *   At its capacity a bucket holds BITS_PER_ID bits (2.5 bytes) per id; a filter answers "maybe"
- *   for an id it never saw about once in 10,000 per bucket, which costs one ClickHouse lookup
- *   that finds nothing, never a wrong answer. Past its capacity the filter only answers "maybe"
- *   more often.
+ *   At its capacity a bucket holds BITS_PER_ID bits (3 bytes) per id; a bucket answers "maybe"
+ *   for an id it never saw about once in 16,000 (the 7 together: once in 2,400, measured), which
+ *   costs one ClickHouse lookup that finds nothing, never a wrong answer. Past its capacity the
+ *   filter only answers "maybe" more often. (20 bits and 14 bits set measured 4 times more.)
  * - Sized by the expected rate (IDEMPOTENCY_IDS_PER_SECOND): memory is fixed by the capacity,
  *   whatever the traffic.
  */
@@ -23,8 +23,8 @@ export const ID_LOOKBACK_MS = ID_BUCKETS * ID_BUCKET_MS + 3_600_000;
 
 export const BLOCK_BITS = 512;
 export const BLOCK_WORDS = BLOCK_BITS / 32;
-const BITS_PER_ID = 20;
-export const BITS_SET = 14;
+const BITS_PER_ID = 24;
+export const BITS_SET = 11;
 
 export const bucketOf = (ms: number) => Math.floor(ms / ID_BUCKET_MS);
 
@@ -64,10 +64,18 @@ function murmur32(key: string, seed: number): number {
 /** The block of a bucket with `blocks` blocks that holds the id's bits (from the first half). */
 export const blockOf = (a: number, blocks: number) => Math.floor((a / 0x1_0000_0000) * blocks);
 
-/** The BITS_SET distinct bit positions (0-511) inside the block (double hashing on the second half). */
-export function bitsOf(b: number, out: Uint16Array = new Uint16Array(BITS_SET)): Uint16Array {
-  const start = b & (BLOCK_BITS - 1);
-  const step = ((b >>> 9) & (BLOCK_BITS - 1)) | 1; // odd: the positions never repeat
-  for (let i = 0; i < BITS_SET; i++) out[i] = (start + i * step) & (BLOCK_BITS - 1);
+/**
+ * The BITS_SET bit positions (0-511) inside the block: each from its own mix of both halves, so
+ * the positions of different ids are independent (an arithmetic progression inside the block
+ * measured 10 times more false hits).
+ */
+export function bitsOf(a: number, b: number, out: Uint16Array = new Uint16Array(BITS_SET)): Uint16Array {
+  let h = (b ^ Math.imul(a, 0x9e3779b1)) | 0;
+  for (let i = 0; i < BITS_SET; i++) {
+    h = (h + 0x6d2b79f5) | 0;
+    let x = Math.imul(h ^ (h >>> 15), h | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    out[i] = (x ^ (x >>> 14)) & (BLOCK_BITS - 1);
+  }
   return out;
 }

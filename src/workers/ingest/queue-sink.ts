@@ -18,7 +18,7 @@ const ADD_TIMEOUT_MS = 5_000;
  *
  * A client eventId is claimed in Redis (RedisIdClaims) with the event as first accepted, until
  * the worker has stored it; then a time-bucketed filter remembers it for the idempotency window
- * (24 to 28 hours) at 2.5 bytes per id. A retry of a claimed id gets the first event and is
+ * (24 to 28 hours) at 3 bytes per id. A retry of a claimed id gets the first event and is
  * queued again all the same: if the first request died between claim and queue, this copy is the
  * one stored, and if not, the worker drops it as a duplicate. A retry the filter may know is
  * looked up in ClickHouse (bounded by the window): found, it is answered with the stored event

@@ -76,7 +76,7 @@ export const claimKey = (prefix: string, event: IngestEvent) => `${prefix}:event
 /**
  * BullMQ mode's memory of client eventIds, in Redis without modules, shared by every API process:
  * - a claim per eventId not yet stored, holding its first event (removed by the worker once stored);
- * - per 4-hour bucket a blocked Bloom filter in plain Redis strings (BITFIELD/GETBIT), 2.5 bytes
+ * - per 4-hour bucket a blocked Bloom filter in plain Redis strings (BITFIELD/GETBIT), 3 bytes
  *   per id at capacity (id-filter.ts), expiring with the window. A hit is confirmed in
  *   ClickHouse by the caller: a "maybe" never answers a duplicate by itself.
  * One script call checks and claims a request's ids atomically, so concurrent retries of one
@@ -115,7 +115,7 @@ export class RedisIdClaims {
     const block = blockOf(a, this.#blocks);
     const shard = block % this.#shards;
     const base = Math.floor(block / this.#shards) * BLOCK_BITS;
-    return { shard, offsets: Array.from(bitsOf(b), (bit) => base + bit) };
+    return { shard, offsets: Array.from(bitsOf(a, b), (bit) => base + bit) };
   }
 
   /**
@@ -151,7 +151,7 @@ export class RedisIdClaims {
 
 /**
  * Removes the claims of client eventIds: by the worker once their events are stored (the filter
- * knows them from then on, at 2.5 bytes instead of the event's JSON), or after a failed enqueue.
+ * knows them from then on, at 3 bytes instead of the event's JSON), or after a failed enqueue.
  */
 export async function releaseClaims(redis: Redis, prefix: string, events: IngestEvent[]): Promise<void> {
   const keys = events.filter((event) => event.id_from_client).map((event) => claimKey(prefix, event));

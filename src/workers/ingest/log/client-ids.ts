@@ -14,7 +14,7 @@ export type Claim = { json: string; durable: Promise<unknown> };
  * - events in the log, not yet shipped: in memory with the event itself (rebuilt from the log
  *   on start), so the answer to a retry needs no lookup at all;
  * - events shipped within the idempotency window (24 to 28 hours): in a ShippedIdFilter under
- *   `client-ids/`, 2.5 bytes per id. A hit means "probably stored": only then is ClickHouse asked
+ *   `client-ids/`, 3 bytes per id. A hit means "probably stored": only then is ClickHouse asked
  *   for the event, and only a stored event found there is answered as a duplicate. A miss is
  *   certain (no false negatives), so a new eventId never waits for ClickHouse.
  */

@@ -17,7 +17,7 @@ type Bucket = {
 };
 
 /**
- * The eventIds shipped within the idempotency window, on disk and in memory, at 2.5 bytes per id
+ * The eventIds shipped within the idempotency window, on disk and in memory, at 3 bytes per id
  * at capacity (id-filter.ts): per 4-hour bucket one blocked Bloom filter in a typed array (off
  * the JS heap, so no V8 limit applies).
  *
@@ -96,7 +96,7 @@ export class ShippedIdFilter {
 
   /** Whether the id may have been recorded within the window (never false for one that was). */
   mayContain(a: number, b: number): boolean {
-    const bits = bitsOf(b, this.#bits);
+    const bits = bitsOf(a, b, this.#bits);
     for (const bucket of this.#buckets.values()) {
       const base = blockOf(a, bucket.blocks) * BLOCK_WORDS;
       let all = true;
@@ -149,7 +149,7 @@ export class ShippedIdFilter {
 
   #set(bucket: Bucket, a: number, b: number): void {
     const base = blockOf(a, bucket.blocks) * BLOCK_WORDS;
-    const bits = bitsOf(b, this.#bits);
+    const bits = bitsOf(a, b, this.#bits);
     for (let i = 0; i < BITS_SET; i++) {
       const bit = bits[i] as number;
       const word = base + (bit >>> 5);
