@@ -49,7 +49,9 @@ function printWindow(report: WindowReport): void {
   }
   console.log(`${report.mode === 'embedded' ? 'peak RSS (process)   ' : 'peak Redis growth    '}  ${mib(report.peakBytes)}`);
   console.log(`fill                  ${report.fillSeconds.toFixed(1)} s`);
-  if (report.restartSeconds !== undefined) console.log(`restart (sink open)   ${report.restartSeconds.toFixed(2)} s`);
+  if (report.restartSeconds !== undefined) {
+    console.log(`restart (sink open)   ${report.restartSeconds.toFixed(2)} s, ${report.restartCpuSeconds?.toFixed(2)} s of CPU`);
+  }
   console.log(`false hits            ${(report.falseHitRate * 100).toFixed(3)}% of new ids (each: one ClickHouse lookup)`);
   console.log(
     `retries of sampled    ${report.answeredDuplicate}/${report.sampled} answered with the stored event, ${report.storedOnce}/${report.sampled} stored once; new ids accepted and stored: ${report.newIdsAccepted}/100`,
