@@ -8,8 +8,12 @@ import { BITS_SET, BLOCK_BITS, bitsOf, blockOf, blocksPerBucket, bucketOf, ID_BU
  * as soon as the event is in ClickHouse; this only bounds one a crash left behind.
  */
 export const CLAIM_TTL_SECONDS = 2 * 3600;
-/** Redis strings are at most 512 MiB; a bucket's filter is cut into shards of at most this. */
-const SHARD_BYTES = 64 * 1024 * 1024;
+/**
+ * A bucket's filter is cut into strings of at most this: Redis allocates a string whole at its
+ * first write (zero-filled up to the offset), blocking every client meanwhile: small strings
+ * keep each such allocation short.
+ */
+const SHARD_BYTES = 8 * 1024 * 1024;
 
 /**
  * Per event, in order: 0 claimed now (a new eventId), 1 maybe stored (the filter knows it:
