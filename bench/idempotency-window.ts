@@ -23,9 +23,9 @@ import type { Redis } from 'ioredis';
 import { eventKey, type IngestEvent } from '../src/core/event.js';
 import { createLogger } from '../src/core/logger.js';
 import type { ClickHouseClient } from '../src/olap/clickhouse.js';
-import { findStoredEvents, insertEvents } from '../src/olap/events.table.js';
-import type { DeadLetterStore } from '../src/workers/ingest/dead-letters.js';
-import { EventWriter } from '../src/workers/ingest/event-writer.js';
+import { findStoredEvents, insertEvents } from '../src/olap/tables/events.table.js';
+import type { DeadLetterStore } from '../src/ingest/writer/dead-letters.js';
+import { EventWriter } from '../src/ingest/writer/event-writer.js';
 import {
   BITS_SET,
   BLOCK_BITS,
@@ -38,12 +38,12 @@ import {
   ID_LOOKBACK_MS,
   IDEMPOTENCY_WINDOW_HOURS,
   idHash,
-} from '../src/workers/ingest/id-filter.js';
-import { createIngestQueue } from '../src/workers/ingest/ingest.queue.js';
-import { LogEventSink } from '../src/workers/ingest/log/log-sink.js';
-import { ShippedIdFilter } from '../src/workers/ingest/log/shipped-id-filter.js';
-import { QueueEventSink } from '../src/workers/ingest/queue-sink.js';
-import { bucketExpiry, RedisIdClaims, releaseClaims } from '../src/workers/ingest/redis-id-claims.js';
+} from '../src/ingest/id-filter.js';
+import { createIngestQueue } from '../src/ingest/queue/ingest.queue.js';
+import { LogEventSink } from '../src/ingest/log/log-sink.js';
+import { ShippedIdFilter } from '../src/ingest/log/shipped-id-filter.js';
+import { QueueEventSink } from '../src/ingest/queue/queue-sink.js';
+import { bucketExpiry, RedisIdClaims, releaseClaims } from '../src/ingest/queue/redis-id-claims.js';
 
 export type WindowReport = {
   mode: 'embedded' | 'bullmq';
