@@ -82,6 +82,7 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_LOG_MAX_BYTES: bytesVariable('512MiB'),
   INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+  IDEMPOTENCY_IDS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(256),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -146,6 +147,11 @@ export type Config = {
     /** A graceful stop ships the log for at most this long; the rest waits for the next start. */
     shutdownShipMs: number;
   };
+  /**
+   * The rate of new eventIds the idempotency filters are sized for (both modes): each takes
+   * 3 bytes per id of the window at this rate, whatever the traffic (docs/ingestion.md).
+   */
+  idempotencyIdsPerSecond: number;
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
   /**
@@ -252,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: e.QUEUE_PREFIX,
     telemetryPort: e.METRICS_PORT,
     ingestLog: { maxBytes: e.INGEST_LOG_MAX_BYTES, shutdownShipMs: e.INGEST_LOG_SHUTDOWN_SECONDS * 1000 },
+    idempotencyIdsPerSecond: e.IDEMPOTENCY_IDS_PER_SECOND,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,

@@ -86,12 +86,17 @@ export async function createServices(
       deliveryQueue = createDeliveryQueue(redis, config.queuePrefix);
       const dq = deliveryQueue;
       closers.unshift(() => dq.close());
-      eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
+      eventSink = new QueueEventSink(queue, redis, {
+        keyPrefix: config.queuePrefix,
+        clickhouse,
+        idsPerSecond: config.idempotencyIdsPerSecond,
+      });
     } else {
       eventSink = await LogEventSink.open({
         dir: path.join(config.dataDir, 'ingest-log'),
         maxBytes: config.ingestLog.maxBytes,
         shutdownShipMs: config.ingestLog.shutdownShipMs,
+        idsPerSecond: config.idempotencyIdsPerSecond,
         writer: eventWriter,
         clickhouse,
         logger,
