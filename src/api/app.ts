@@ -15,6 +15,7 @@ import { healthRouter } from './health/health.router.js';
 import { deliveriesRouter } from './deliveries/deliveries.router.js';
 import { integrationsRouter } from './integrations/integrations.router.js';
 import { membersRouter } from './members/members.router.js';
+import { clientCors } from './cors/client-cors.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -84,6 +85,9 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     }
     await next();
   });
+  // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
+  // must be readable by the page that gets it.
+  app.use(clientCors(API_PREFIX));
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
   // Before the body parsers, so that a refused IP's body is never read.
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;

@@ -6,6 +6,7 @@ import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { PLAN_LIMITS } from '../core/plans.js';
 import { hashSecret } from '../core/secrets.js';
+import { refuseUnlistedOrigin } from './cors/client-cors.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './state.js';
 import type { RequestContext, AppState } from './state.js';
@@ -39,6 +40,7 @@ export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Bud
     hashes.remember(key, hash);
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
+    refuseUnlistedOrigin(ctx, project);
     ctx.state.project = project;
     await readBody(ctx);
     await next();

@@ -7,6 +7,8 @@ export type Project = {
   name: string;
   archived: boolean;
   suspended: boolean;
+  /** Browser origins the API key may be used from; empty: any (013_project_allowed_origins.sql). */
+  allowed_origins: string[];
   created_at: Date;
   updated_at: Date;
 };
@@ -17,7 +19,7 @@ export type ProjectWithPlan = Project & { plan: Plan };
 /** One project with its account's plan, found by a condition on `p` (projects). */
 async function findProjectWhere(sql: SqlLike, condition: ReturnType<SqlLike>): Promise<ProjectWithPlan | null> {
   const [project] = await sql<ProjectWithPlan[]>`
-    select p.id, p.account_id, p.name, p.archived, p.suspended, p.created_at, p.updated_at, a.plan
+    select p.id, p.account_id, p.name, p.archived, p.suspended, p.allowed_origins, p.created_at, p.updated_at, a.plan
     from projects p
     join accounts a on a.id = p.account_id
     where ${condition}`;
@@ -30,7 +32,7 @@ export const findProject = (sql: SqlLike, id: string) => findProjectWhere(sql, s
 
 export async function listProjects(sql: SqlLike, accountId: string): Promise<Project[]> {
   return sql<Project[]>`
-    select id, account_id, name, archived, suspended, created_at, updated_at
+    select id, account_id, name, archived, suspended, allowed_origins, created_at, updated_at
     from projects
     where account_id = ${accountId}
     order by created_at, id`;
@@ -58,7 +60,7 @@ export async function createProject(
     const [project] = await tx<Project[]>`
     insert into projects (account_id, name, api_key_hash)
     values (${input.accountId}, ${input.name}, ${input.apiKeyHash})
-    returning id, account_id, name, archived, suspended, created_at, updated_at`;
+    returning id, account_id, name, archived, suspended, allowed_origins, created_at, updated_at`;
     return { kind: 'created', project: project as Project };
   });
 }
@@ -66,16 +68,22 @@ export async function createProject(
 export async function updateProject(
   sql: SqlLike,
   id: string,
-  changes: { name?: string | undefined; archived?: boolean | undefined; suspended?: boolean | undefined },
+  changes: {
+    name?: string | undefined;
+    archived?: boolean | undefined;
+    suspended?: boolean | undefined;
+    allowedOrigins?: string[] | undefined;
+  },
 ): Promise<Project | null> {
   const [project] = await sql<Project[]>`
     update projects set
       name = coalesce(${changes.name ?? null}, name),
       archived = coalesce(${changes.archived ?? null}::boolean, archived),
       suspended = coalesce(${changes.suspended ?? null}::boolean, suspended),
+      allowed_origins = coalesce(${changes.allowedOrigins ?? null}::text[], allowed_origins),
       updated_at = now()
     where id = ${id}
-    returning id, account_id, name, archived, suspended, created_at, updated_at`;
+    returning id, account_id, name, archived, suspended, allowed_origins, created_at, updated_at`;
   return project ?? null;
 }
 
@@ -84,6 +92,6 @@ export async function replaceApiKey(sql: SqlLike, id: string, apiKeyHash: Buffer
   const [project] = await sql<Project[]>`
     update projects set api_key_hash = ${apiKeyHash}, updated_at = now()
     where id = ${id}
-    returning id, account_id, name, archived, suspended, created_at, updated_at`;
+    returning id, account_id, name, archived, suspended, allowed_origins, created_at, updated_at`;
   return project ?? null;
 }

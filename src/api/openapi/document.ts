@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
 import { registerAccountPaths } from '../account/account.openapi.js';
+import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerDeliveryPaths } from '../deliveries/deliveries.openapi.js';
 import { registerEventPaths } from '../events/events.openapi.js';
@@ -68,6 +69,7 @@ function register(registry: OpenAPIRegistry) {
   registerHealthPaths(route);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
+  registerCorsPaths(registry);
 }
 
 const DESCRIPTION = `
@@ -93,6 +95,13 @@ API's \`{ "error": { "code": "METRICS_…", "message": "…" } }\` (its 400s, 40
 measure 403). Clients tell them apart by the type of \`error\`. Unknown routes are 404 in the
 server-wide body.
 
+**Browsers.** The client app's routes (feedback, votes, comments, \`/users/register\`,
+\`/events/track\`, \`/events/batch\`) answer CORS preflights for any origin and allow no credentials
+(the API key is the credential); a project may restrict its key to listed origins
+(\`allowed_origins\`). Owner and operator routes send no CORS headers.
+
+**Back-off.** 429 and 503 carry \`Retry-After\` (seconds); a 413 states the limit in bytes.
+
 Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one).
 `.trim();
 
@@ -117,6 +126,7 @@ export function buildOpenApiDocument() {
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension, ad-hoc SQL and dead letters (operator token)' },
       { name: 'Data rights', description: 'Exports, erasure of an SDK user’s data and deletions (docs/data-rights.md)' },
+      { name: 'CORS', description: 'Preflights of the client app’s routes, for web pages (docs/ingestion.md, “Protocol”)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],
   });

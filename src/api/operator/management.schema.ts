@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { PLANS } from '../../core/plans.js';
+import { allowedOrigins } from '../cors/allowed-origins.schema.js';
 import { bodySchema } from '../validation.js';
 
 const plan = z.enum(PLANS, { error: `must be one of ${PLANS.join(', ')}` });
@@ -36,7 +37,10 @@ export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 export const UpdateProjectBody = bodySchema({
   name: projectName.optional(),
   archived: z.boolean({ error: 'must be a boolean' }).optional(),
-}).refine((body) => body.name !== undefined || body.archived !== undefined, { error: 'name or archived is required' });
+  allowedOrigins: allowedOrigins.optional(),
+}).refine((body) => body.name !== undefined || body.archived !== undefined || body.allowedOrigins !== undefined, {
+  error: 'name, archived or allowedOrigins is required',
+});
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 /** GET /admin/dead-letters query (operator), read verbatim. */

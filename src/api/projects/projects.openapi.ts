@@ -6,7 +6,11 @@ import { ProjectResponse, ProjectWithApiKeyResponse } from './projects.responses
 
 const requestBodies = () => ({
   createProject: body(CreateProjectBody, 'CreateProjectRequest'),
-  updateProject: body(UpdateProjectBody, 'UpdateProjectRequest', 'At least one of `name` and `archived`.'),
+  updateProject: body(
+    UpdateProjectBody,
+    'UpdateProjectRequest',
+    'At least one of `name`, `archived` and `allowedOrigins`. `allowedOrigins` replaces the project’s list of browser origins (exact origins such as `https://app.example.com`; `[]` allows any origin again); see `allowed_origins` of the Project.',
+  ),
 });
 
 /** Projects of the admin token's account (DESIGN 3). */
@@ -69,7 +73,7 @@ export function registerProjectPaths(route: Route) {
     path: '/projects/{id}',
     operationId: 'updateProject',
     tags: ['Projects'],
-    summary: 'Rename or archive a project',
+    summary: 'Rename or archive a project, or restrict its browser origins',
     description: 'An archived project is read-only for feedback: creating items, voting, unvoting and commenting are 403.',
     security: ADMIN_TOKEN,
     request: { params: ProjectPath, body: requests.updateProject },

@@ -8,6 +8,7 @@ export function presentProject(row: Project, apiKey?: string) {
     ...(apiKey === undefined ? {} : { api_key: apiKey }),
     archived: row.archived,
     suspended: row.suspended,
+    allowed_origins: row.allowed_origins,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -10,6 +10,10 @@ const projectFields = {
   name: z.string(),
   archived: z.boolean().meta({ description: 'Archived projects are read-only for feedback.' }),
   suspended: z.boolean().meta({ description: 'Set by the operator; a suspended project’s API key gets 403.' }),
+  allowed_origins: z.array(z.string()).meta({
+    description:
+      'Browser origins the API key may be used from (exact, e.g. `https://app.example.com`). Empty: any origin. A key-authenticated request with an `Origin` header not listed here is refused with 403; requests without `Origin` (servers, mobile apps) are not affected.',
+  }),
   created_at: timestamp,
   updated_at: timestamp,
 };
