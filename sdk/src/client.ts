@@ -57,7 +57,8 @@ export type FeedbackStats = DeliveryStats & {
   dropped: number;
 };
 
-const ANONYMOUS_KEY_SUFFIX = '_anonymous_id';
+/** The current user (identified, or the anonymous id) is kept beside the queue, so a reload keeps it. */
+const USER_KEY_SUFFIX = '_user_id';
 
 /**
  * The SDK: analytics events through a persisted, bounded queue delivered in batches (track,
@@ -124,7 +125,7 @@ export class FeedbackClient {
     await this.queue.restore();
     if (this.storage && this.userId === undefined) {
       try {
-        this.userId = (await this.storage.getItem(this.storageKey + ANONYMOUS_KEY_SUFFIX)) ?? undefined;
+        this.userId = (await this.storage.getItem(this.storageKey + USER_KEY_SUFFIX)) ?? undefined;
       } catch (error) {
         this.debug('storage failed', error);
       }
@@ -143,7 +144,7 @@ export class FeedbackClient {
 
   private remember(userId: string): void {
     try {
-      Promise.resolve(this.storage?.setItem(this.storageKey + ANONYMOUS_KEY_SUFFIX, userId)).catch((error) =>
+      Promise.resolve(this.storage?.setItem(this.storageKey + USER_KEY_SUFFIX, userId)).catch((error) =>
         this.debug('storage failed', error),
       );
     } catch (error) {
