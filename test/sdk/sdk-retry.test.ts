@@ -112,3 +112,24 @@ it('the feedback calls of SPEC part 4, and their errors typed from SPEC 7.1', as
   const invalid = await client.createFeedback({ title: '', description: 'x', category: 'other' }).catch((error: unknown) => error);
   expect(invalid).toMatchObject({ status: 400, reason: expect.stringMatching(/title/) });
 });
+
+it('an answer lost on the way back: the retry is answered duplicate, and each event is stored once', async () => {
+  const proxy = await switchableProxy(Number(new URL(server.url).port));
+  const { fetch, sent } = recordingFetch();
+  const client = sdkClient(proxy.url, project.apiKey, { fetch, flushAt: 1000, retryBaseMs: 200, retryMaxMs: 200 });
+  proxy.cutAnswers(true);
+  const ids = Array.from({ length: 8 }, (_, i) => client.track('sdk_lost_answer', { i }, { userId: 'lost' }));
+  await expect(client.flush()).rejects.toBeInstanceOf(FeedbackNetworkError);
+  proxy.cutAnswers(false);
+  await eventually('the retry answered', 10_000, async () => client.stats().queued === 0);
+  expect(sent.map((request) => request.status)).toEqual([undefined, 200]);
+  expect(client.stats()).toMatchObject({ duplicates: 8, delivered: 0, queued: 0 });
+  await server.eventsVisible();
+  const rows = await server.clickhouseRows('SELECT event_id FROM events WHERE project_id = {p:UUID} AND event_id IN {ids:Array(UUID)}', {
+    p: project.id,
+    ids,
+  });
+  expect(rows).toHaveLength(8);
+  await client.shutdown();
+  await proxy.close();
+});
