@@ -29,7 +29,10 @@ const KEEPALIVE_MAX_BYTES = 60_000;
  * wrong key, say) drops the batch and reports it, since sending it again cannot succeed.
  */
 export class Delivery {
-  private inFlight: Promise<void> | undefined;
+  /** The drain running, if any: batch after batch until the queue is empty. */
+  private draining: Promise<void> | undefined;
+  /** The keepalive request of a page going away, if one is out (it never rejects). */
+  private unloadSend: Promise<void> | undefined;
   private attempt = 0;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** Shrinks on 413, grows back after each success. */
@@ -50,7 +53,7 @@ export class Delivery {
   }
 
   get busy(): boolean {
-    return this.inFlight !== undefined;
+    return this.draining !== undefined || this.unloadSend !== undefined;
   }
 
   /**
@@ -58,10 +61,13 @@ export class Delivery {
    * events stay queued and a retry is scheduled). Joins the drain already running, if any.
    */
   flush(): Promise<void> {
-    this.inFlight ??= this.drain().finally(() => {
-      this.inFlight = undefined;
+    this.draining ??= (async () => {
+      await this.unloadSend; // one request at a time, the page's last one included
+      await this.drain();
+    })().finally(() => {
+      this.draining = undefined;
     });
-    return this.inFlight;
+    return this.draining;
   }
 
   /** Stops the scheduled retry, if any (shutdown). */
@@ -77,14 +83,14 @@ export class Delivery {
    * duplicate, not a second copy.
    */
   flushForUnload(): void {
-    if (this.inFlight || this.queue.length === 0) return;
+    if (this.busy || this.queue.length === 0) return;
     let batch = this.queue.head(this.batchSize);
     while (batch.length > 1 && JSON.stringify(batch).length > KEEPALIVE_MAX_BYTES) batch = batch.slice(0, Math.ceil(batch.length / 2));
     this.cancelRetry();
-    this.inFlight = this.send(batch, true)
+    this.unloadSend = this.send(batch, true)
       .catch((error) => void this.failed(error, batch))
       .finally(() => {
-        this.inFlight = undefined;
+        this.unloadSend = undefined;
       });
   }
 
