@@ -1,6 +1,5 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
 import { accountRouter } from './account/account.router.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
@@ -17,6 +16,7 @@ import { integrationsRouter } from './integrations/integrations.router.js';
 import { membersRouter } from './members/members.router.js';
 import { clientCors } from './cors/client-cors.js';
 import { errorHandler } from './middleware/errors.js';
+import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { storableInput } from './middleware/storable-input.js';
@@ -93,8 +93,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;
   app.use(rateLimiting(deps.rateLimits, isLimited));
   // SDK batches may be larger than any other body.
-  const batchBody = jsonBody('5mb', '5 MiB');
-  const defaultBody = jsonBody('1mb', '1 MiB');
+  const batchBody = jsonBody(BATCH_BODY_LIMIT_BYTES);
+  const defaultBody = jsonBody(BODY_LIMIT_BYTES);
   // Unsubscribe POSTs carry whatever a form or a mail client's one-click sends (RFC 8058:
   // `List-Unsubscribe=One-Click`, form-encoded or multipart) and the route reads none of it, so
   // no body is parsed there: a mislabelled one must not turn an unsubscribe into a 400.
@@ -108,10 +108,13 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
     if (ctx.path.startsWith(unsubscribePath)) return next();
-    const parser = ctx.path === `${API_PREFIX}/events/batch` ? batchBody : defaultBody;
+    // A batch's events are checked one by one by its route (events.router.ts): an unstorable
+    // string rejects its event, not the batch.
+    const isBatch = ctx.path === `${API_PREFIX}/events/batch`;
+    const parser = isBatch ? batchBody : defaultBody;
     ctx.state.readBody = async () => {
       await parser(ctx, async () => {});
-      storable.checkBody(ctx);
+      if (!isBatch) storable.checkBody(ctx);
     };
     return next();
   });
@@ -124,17 +127,4 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   app.use(api.allowedMethods());
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
-}
-
-function jsonBody(limit: string, label: string) {
-  return bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limit,
-    strict: true,
-    onerror: (error) => {
-      const status = (error as { status?: number }).status;
-      if (status === 413) throw new AppError(413, `body: too large (limit ${label})`);
-      throw new AppError(400, 'body: invalid JSON');
-    },
-  });
 }
