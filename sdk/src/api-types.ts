@@ -40,10 +40,7 @@ export type ServerErrorBody = Schemas['Error'];
 /** The metrics API's error body (SPEC 7.2): `{ error: { code, message } }`. */
 export type MetricsErrorBody = Schemas['MetricsError'];
 
-/** What became of one event of a batch (docs/ingestion.md). */
-export type BatchEventResult =
-  | { status: 'accepted'; event: TrackedEvent }
-  | { status: 'duplicate'; event: TrackedEvent }
-  | { status: 'rejected'; reason: string };
-/** The answer of POST /events/batch. */
-export type BatchResult = { accepted: number; duplicates?: number; rejected?: number; results?: BatchEventResult[] };
+/** The answer of POST /events/batch: counts, and what became of each event in the order sent. */
+export type BatchResult = Ok<operations['trackEventBatch']>;
+/** What became of one event of a batch: accepted, duplicate (with the first stored copy) or rejected (with the reason). */
+export type BatchEventResult = BatchResult['results'][number];
