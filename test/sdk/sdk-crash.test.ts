@@ -19,6 +19,8 @@ afterAll(async () => {
 });
 
 const EVENTS = 100_000;
+// The time goes to three service starts and the delivery itself: 228 s at load average 28 on 2
+// cores (eight sessions sharing them), hence the generous timeout.
 const KILL_AT = [20_000, 50_000];
 
 it('100,000 events tracked while the service is SIGKILLed and restarted twice: each stored exactly once', async () => {
@@ -85,4 +87,4 @@ it('100,000 events tracked while the service is SIGKILLed and restarted twice: e
       `${stats.duplicates} answered duplicate after a cut request; ${errors.length} failed attempts retried; ${copies.size} rows, each once; ` +
       `${Date.now() - started} ms`,
   );
-}, 240_000);
+}, 420_000);
