@@ -70,7 +70,7 @@ it('100,000 events tracked while the service is SIGKILLed and restarted twice: e
   }
   lap('all tracked');
   await killer;
-  await eventually('the SDK delivered everything', 60_000, async () => client.stats().queued === 0);
+  await eventually('the SDK delivered everything', 180_000, async () => client.stats().queued === 0);
   const stats = client.stats();
   await client.shutdown();
   lap('delivered');
