@@ -284,7 +284,7 @@ describe('gzip request bodies', () => {
     expect(control).toBeGreaterThan(BOUND);
     for (const bytes of growth) expect(bytes).toBeLessThan(BOUND);
     expect(track).toBeLessThan(BOUND);
-  });
+  }, 120_000);
 });
 
 /** V8's garbage collector as a function, without starting the test runner with --expose-gc. */

@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { PUBLIC, feedbackId } from '../openapi/building-blocks.js';
+import { PUBLIC, error, feedbackId } from '../openapi/building-blocks.js';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from './client-cors.js';
 
 /** The client routes (SPEC part 4 and /events/batch): the ones a web page may call. */
@@ -50,6 +50,7 @@ export function registerCorsPaths(registry: OpenAPIRegistry) {
           description: `Without an \`Origin\` header this is no preflight: the methods of the path, in \`Allow\`. Pages may read \`${CORS_EXPOSED_HEADERS}\` of the actual answers.`,
           headers: { Allow: { description: 'The methods of this path.', schema: text } },
         },
+        400: error('Without an `Origin` header: a query string no store can hold (a lone UTF-16 surrogate or NUL), like on every route.'),
       },
     });
   }
