@@ -1,6 +1,6 @@
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
-import { createProjectOver, expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
+import { expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
 import { eventually } from '../helpers/eventually.js';
 import { sdkClient } from './sdk-client.js';
 
@@ -18,6 +18,22 @@ afterAll(async () => {
   await removeDataDirs();
 });
 
+/** An account and a project on the spawned service, through the operator and admin APIs. */
+async function createProject(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {
+  const post = async (path: string, token: string, body: unknown) => {
+    const response = await fetch(base + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as Record<string, string>;
+  };
+  const account = await post('/api/v1/admin/accounts', operatorToken, { email: `sdk-${Date.now()}@example.com`, plan: 'pro' });
+  const project = await post('/api/v1/projects', account.admin_token as string, { name: 'sdk crash' });
+  return { id: project.id as string, apiKey: project.api_key as string };
+}
+
 const EVENTS = 100_000;
 // The time goes to three service starts and the delivery itself: 228 s at load average 28 on 2
 // cores (eight sessions sharing them), hence the generous timeout.
@@ -30,7 +46,7 @@ it('100,000 events tracked while the service is SIGKILLed and restarted twice: e
   setup.env.RATE_LIMIT_INGEST = '1000000/s';
   setup.env.INGEST_LOG_SHUTDOWN_SECONDS = '60'; // the last graceful stop ships the whole log
   let service = await startService(setup);
-  const project = await createProjectOver(setup.base, setup.operatorToken);
+  const project = await createProject(setup.base, setup.operatorToken);
 
   // Big batches and short retries for the test's time; the queue holds everything tracked.
   let client: ReturnType<typeof sdkClient> | undefined;
