@@ -13,6 +13,7 @@ import {
   type Route,
 } from '../openapi/building-blocks.js';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
+import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
 import { IntegrationResponse, IntegrationWithSecretResponse } from './integrations.responses.js';
 
 const ProjectIntegrationPath = z.object({
@@ -125,6 +126,27 @@ export function registerIntegrationPaths(route: Route) {
       401: error('Missing or invalid admin token.'),
       403: projectRefused,
       404: notIntegration,
+      default: defaultError,
+    },
+  });
+
+  route({
+    method: 'post',
+    path: '/projects/{id}/integrations/{integrationId}/test',
+    operationId: 'sendIntegrationTest',
+    tags: ['Integrations'],
+    summary: 'Send a test message to an integration',
+    description:
+      'Pro and Team plans. Sends one message of type `integration.test` to this integration only, through the ordinary deliveries: the same checks of the address at delivery time, the same retries, an entry in `GET /projects/{id}/deliveries`. Its `feedback` is a sample (id `00000000-0000-0000-0000-000000000000`, title “Test message: this integration works”) in the shape of every message; no item is created. Answers the delivery, pending; follow its status in the delivery list.',
+    security: ADMIN_TOKEN,
+    request: { params: ProjectIntegrationPath },
+    responses: {
+      200: json('The test message’s delivery, pending.', DeliveryResponse),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: notIntegration,
+      409: error('The integration is disabled.'),
       default: defaultError,
     },
   });

@@ -6,12 +6,16 @@ import {
   listIntegrations,
   updateIntegration,
 } from '../../oltp/integrations.repo.js';
+import { recordTestMessage } from '../../oltp/integration-test.repo.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
+import { findDelivery } from '../../oltp/deliveries.repo.js';
+import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
+import { presentDelivery } from '../deliveries/deliveries.presenter.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../core/secrets.js';
 import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
-import { badRequest, notFound, paymentRequired } from '../errors.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
 import { presentIntegration } from './integrations.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
@@ -32,7 +36,7 @@ function integrationIdParam(ctx: RequestContext): string {
  * and changing need the plan; after a downgrade the rows are kept, listed and removable, and the
  * delivery workers check the plan when they send.
  */
-export function integrationsRouter({ sql }: ApiDeps): Router<AppState> {
+export function integrationsRouter({ sql, deliveryQueue, config, logger }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   const auth = adminAuth(sql);
 
@@ -81,6 +85,29 @@ export function integrationsRouter({ sql }: ApiDeps): Router<AppState> {
     const integration = await deleteIntegration(sql, project.id, integrationIdParam(ctx));
     if (!integration) throw notFound('integration not found');
     ctx.body = presentIntegration(integration);
+  });
+
+  // "Send test": one message to this integration through the ordinary deliveries (the SSRF guard
+  // and retries at delivery time, an entry in the delivery log); answers the pending delivery.
+  router.post('/projects/:id/integrations/:integrationId/test', auth, async (ctx) => {
+    const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    requireIntegrationsPlan(project);
+    const integration = await findIntegration(sql, project.id, integrationIdParam(ctx));
+    if (!integration) throw notFound('integration not found');
+    if (!integration.enabled) throw conflict('the integration is disabled: enable it to send a test');
+    const deliveryId = await recordTestMessage(sql, integration);
+    // As for a retry: with Redis the attempt is queued now; without it the poller finds the row,
+    // due now. A queue that cannot take the job leaves it to the overdue sweep.
+    if (deliveryQueue) {
+      try {
+        await enqueueDeliveries(deliveryQueue, [deliveryId], config.delivery.maxAttempts);
+      } catch (error) {
+        logger.warn({ err: error, deliveryId }, 'test delivery not queued (Redis unavailable?); the overdue sweep will queue it');
+      }
+    }
+    const delivery = await findDelivery(sql, project.id, deliveryId);
+    if (!delivery) throw notFound('integration not found');
+    ctx.body = presentDelivery(delivery);
   });
 
   return router;
