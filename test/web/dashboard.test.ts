@@ -379,6 +379,9 @@ describe('metrics', () => {
     const t = await tab();
     await signIn(t, server, team.token, `/projects/${team.projectId}/metrics`);
     await expect.poll(() => t.page.getByTestId('chart-summary').textContent()).toContain('30 events in 30 days');
+    // uPlot draws after the summary text is rendered: wait for the drawing itself (the figure
+    // says what it drew once uPlot's draw hook ran), not for the text beside it.
+    await t.page.locator('.chart[data-drawn="day:30"]').waitFor();
     expect(await t.page.locator('.chart canvas').count()).toBe(1);
     expect(await t.page.getByTestId('tile-event_count').textContent()).toBe('30');
     // The breakdown by event name (Team plan: allowed) lists the custom event too.
@@ -404,6 +407,8 @@ describe('metrics', () => {
     await t.page.getByLabel('Interval').selectOption('hour');
     await t.page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => t.page.getByTestId('chart-summary').textContent()).toContain('30 events in 72 hours');
+    await t.page.locator('.chart[data-drawn="hour:72"]').waitFor();
+    expect(await t.page.locator('.chart canvas').count()).toBe(1);
     expect(t.page.url()).toContain('interval=hour');
   });
 

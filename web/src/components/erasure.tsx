@@ -142,12 +142,12 @@ function ErasureState({ erasure }: { erasure: Erasure }) {
         })}
       </ol>
       <p class="muted">
-        {formatCount(counts.votes_deleted ?? 0)} votes deleted, {formatCount(counts.feedbacks_anonymized ?? 0)} feedback items and{' '}
-        {formatCount(counts.comments_anonymized ?? 0)} comments anonymized
-        {counts.event_days !== undefined &&
-          `, events on ${formatCount(counts.event_days)} ${counts.event_days === 1 ? 'day' : 'days'} deleted`}
-        . Id <code>{erasure.id}</code>
+        {plural(counts.votes_deleted ?? 0, 'vote')} deleted, {plural(counts.feedbacks_anonymized ?? 0, 'feedback item')} and{' '}
+        {plural(counts.comments_anonymized ?? 0, 'comment')} anonymized
+        {counts.event_days !== undefined && `, events on ${plural(counts.event_days, 'day')} deleted`}. Id <code>{erasure.id}</code>
       </p>
     </div>
   );
 }
+
+const plural = (n: number, noun: string) => `${formatCount(n)} ${noun}${n === 1 ? '' : 's'}`;

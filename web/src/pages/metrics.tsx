@@ -58,10 +58,10 @@ export function MetricsPage() {
   return (
     <Page title="Metrics" projectId={projectId}>
       <RangeForm
-        key={`${q.from}|${q.to}|${q.interval}`}
+        key={`${q.from}|${q.to}|${interval}`}
         from={q.from}
         to={q.to}
-        interval={q.interval}
+        interval={interval}
         planWindowDays={account?.limits.metrics_window_days}
         onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })}
       />

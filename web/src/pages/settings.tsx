@@ -298,7 +298,8 @@ function Deliveries({ projectId }: { projectId: string }) {
   // Integrations name the deliveries' targets; on a plan without them the list stays empty.
   const integrations = useResource(
     () => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })).catch(() => [] as Integration[]),
-    [projectId],
+    // Read again with each list: a delivery may be to an integration added since.
+    [projectId, list.data],
   );
   const action = useAction();
   const retry = (delivery: Schemas['Delivery']) =>
