@@ -205,7 +205,7 @@ describe('accessibility, at 1280x800 and 390x844', () => {
         expect(await seriousViolations(tab.page), target.name).toEqual([]);
         const overflow = await tab.page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
         expect(overflow, `${target.name} is wider than the ${size} screen`).toBeLessThanOrEqual(0);
-        if (SCREENSHOTS && size === 'desktop' && (target.name === 'inbox' || target.name === 'detail')) {
+        if (SCREENSHOTS && size === 'desktop' && ['inbox', 'detail', 'settings', 'sdk-users'].includes(target.name)) {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, `${target.name}.png`), fullPage: true });
         }
         if (SCREENSHOTS && size === 'phone' && target.name === 'inbox') {
