@@ -1,9 +1,10 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { launchChromium, openTab, signIn, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, signIn, type DashboardTab } from './browser.js';
 
+vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
  * The owners' dashboard in Chromium against the real service (real PostgreSQL, embedded
  * ClickHouse): what an owner does in the pages reaches the API, and what the API holds shows.

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
 
 /*
  * The dashboard as an owner uses it (issue 20 part 3), in Chromium against the real service: the
@@ -15,9 +15,7 @@ import { launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type Das
  * intervals the API answers, the partial bucket, the admin-only tiles explained, and the install
  * snippet after a project is created.
  */
-// Each test is a whole owner's task in a browser, several pages long: a minute and a half each on a
-// machine running other test files beside this one.
-vi.setConfig({ testTimeout: 90_000 });
+vi.setConfig(BROWSER_TEST_TIMEOUTS);
 
 let server: TestServer;
 let browser: Browser;

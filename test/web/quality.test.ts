@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DASHBOARD_CSP, WEB_DIST_DIR } from '../../src/api/web/web-static.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
 
+vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
  * The dashboard's quality bars: security headers and caching, the size of the first page, axe-core
  * on every page at 1280x800 and 390x844, the keyboard, and the 365-day chart drawn within 300 ms
