@@ -213,7 +213,8 @@ describe('accessibility, at 1280x800 and 390x844', () => {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, 'inbox-phone.png'), fullPage: true });
         }
       }
-    });
+      // Seven pages, each loaded and checked by axe: past 90 s on a loaded machine.
+    }, 240_000);
   }
 
   it('works from the keyboard: sign in, open an item from the inbox, change its status', async () => {
