@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
+import { carryComments } from './merge-comments.js';
 import { recordFact } from './outbox.repo.js';
 import {
   FEEDBACK_STATUSES,
@@ -289,7 +290,8 @@ async function lockMergeRows(tx: TransactionSql, sourceId: string, targetId: str
 
 /**
  * Merges `sourceId` into `targetId` within one project: the source gets merged_into_id and
- * merged_at, its voters move to the target (a user who voted on both keeps one vote), and items
+ * merged_at, its voters move to the target (a user who voted on both keeps one vote), its comments
+ * move there prefixed "[Originally on: <title>] " (merge-comments.ts), and items
  * previously merged into the source now point at the target, so merges never form chains.
  */
 export async function mergeFeedback(sql: Sql, projectId: string, sourceId: string, targetId: string): Promise<MergeResult> {
@@ -333,6 +335,7 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
         vote_count = (select count(*) from votes where feedback_id = ${targetId}),
         updated_at = now()
       where id = ${targetId}`;
+    await carryComments(tx, sourceId, targetId);
     await tx`
       update feedbacks set merged_into_id = ${targetId}, updated_at = now()
       where merged_into_id = ${sourceId}`;
