@@ -12,6 +12,11 @@ import { eventsRouter } from './events/events.router.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
 import { healthRouter } from './health/health.router.js';
+import { insightsRouter } from './insights/insights.router.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { liveRouter } from './live/live.router.js';
+import { publishingSink } from './live/publishing-sink.js';
+import { savedQueriesRouter } from './saved-queries/saved-queries.router.js';
 import { deliveriesRouter } from './deliveries/deliveries.router.js';
 import { integrationsRouter } from './integrations/integrations.router.js';
 import { membersRouter } from './members/members.router.js';
@@ -38,7 +43,9 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  const events = eventsRouter(deps);
+  // The live view (docs/insights.md): the events routes' sink also hands acknowledged events to the feed.
+  const liveFeed = deps.liveFeed ?? new LocalLiveFeed();
+  const events = eventsRouter({ ...deps, eventSink: publishingSink(deps.eventSink, liveFeed) });
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -66,6 +73,10 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     deletionRouter(deps),
     adminAccountsRouter(deps),
     projectSqlRouter(deps),
+    // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
+    insightsRouter(deps),
+    savedQueriesRouter(deps),
+    liveRouter(deps, liveFeed),
   ]) {
     api.use(router.routes());
   }

@@ -7,6 +7,7 @@ import { registerEventPaths } from '../events/events.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
 import { registerHealthPaths } from '../health/health.openapi.js';
+import { registerInsightsPaths } from '../insights/insights.openapi.js';
 import { registerIntegrationPaths } from '../integrations/integrations.openapi.js';
 import { registerMemberPaths } from '../members/members.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
@@ -56,6 +57,7 @@ function register(registry: OpenAPIRegistry) {
   registerEventPaths(route);
   registerMetricsPaths(route);
   registerProjectSqlPaths(route);
+  registerInsightsPaths(route);
   registerSqlPaths(route);
   registerOperatorPaths(route);
   registerAccountPaths(route);
