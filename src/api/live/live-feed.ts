@@ -14,26 +14,35 @@ export interface LiveFeed {
    * Calls `listener` with every later acknowledged event of the project, of any API process. The
    * promise resolves once the subscription sees every process's events; the function unsubscribes.
    */
-  subscribe(projectId: string, listener: LiveListener): Promise<() => void>;
+  subscribe(projectId: string, listener: LiveListener, onEnd: () => void): Promise<() => void>;
+  /** Shutdown: asks every stream to end (`onEnd`), so the HTTP server can close at once. */
+  endStreams(): void;
   close(): Promise<void>;
 }
 
 /** Listeners by project; delivers a batch to the listeners of each project in it. */
 class Fanout {
   readonly #listeners = new Map<string, Set<LiveListener>>();
+  readonly #enders = new Set<() => void>();
 
   get size(): number {
     return this.#listeners.size;
   }
 
-  add(projectId: string, listener: LiveListener): () => void {
+  add(projectId: string, listener: LiveListener, onEnd: () => void): () => void {
     const set = this.#listeners.get(projectId) ?? new Set<LiveListener>();
     set.add(listener);
     this.#listeners.set(projectId, set);
+    this.#enders.add(onEnd);
     return () => {
       set.delete(listener);
+      this.#enders.delete(onEnd);
       if (set.size === 0 && this.#listeners.get(projectId) === set) this.#listeners.delete(projectId);
     };
+  }
+
+  endAll(): void {
+    for (const end of [...this.#enders]) end();
   }
 
   has(projectId: string): boolean {
@@ -65,8 +74,12 @@ export class LocalLiveFeed implements LiveFeed {
     setImmediate(() => this.#fanout.deliver(copy));
   }
 
-  async subscribe(projectId: string, listener: LiveListener): Promise<() => void> {
-    return this.#fanout.add(projectId, listener);
+  async subscribe(projectId: string, listener: LiveListener, onEnd: () => void): Promise<() => void> {
+    return this.#fanout.add(projectId, listener, onEnd);
+  }
+
+  endStreams(): void {
+    this.#fanout.endAll();
   }
 
   async close(): Promise<void> {}
@@ -125,8 +138,12 @@ export class RedisLiveFeed implements LiveFeed {
     });
   }
 
-  async subscribe(projectId: string, listener: LiveListener): Promise<() => void> {
-    const unsubscribe = this.#fanout.add(projectId, listener);
+  endStreams(): void {
+    this.#fanout.endAll();
+  }
+
+  async subscribe(projectId: string, listener: LiveListener, onEnd: () => void): Promise<() => void> {
+    const unsubscribe = this.#fanout.add(projectId, listener, onEnd);
     try {
       await this.#listen();
       this.#someoneListens = true;

@@ -61,6 +61,11 @@ export function liveRouter({ sql, config }: ApiDeps, feed: LiveFeed): Router<App
       release();
       stream.end();
     };
+    // At shutdown the connection goes too: an idle keep-alive socket would hold the server open.
+    const shutdown = () => {
+      ctx.res.once('finish', () => ctx.req.socket.end());
+      close();
+    };
     ctx.req.on('close', close);
     stream.on('close', close);
     stream.on('error', close);
@@ -74,10 +79,14 @@ export function liveRouter({ sql, config }: ApiDeps, feed: LiveFeed): Router<App
     heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), config.live.heartbeatMs);
 
     try {
-      const stop = await feed.subscribe(project.id, (events) => {
-        const visible = allNames ? events : events.filter((event) => isPredefinedEvent(event.event_name));
-        if (visible.length > 0 && !closed) stream.write(visible.map(eventMessage).join(''));
-      });
+      const stop = await feed.subscribe(
+        project.id,
+        (events) => {
+          const visible = allNames ? events : events.filter((event) => isPredefinedEvent(event.event_name));
+          if (visible.length > 0 && !closed) stream.write(visible.map(eventMessage).join(''));
+        },
+        shutdown,
+      );
       if (closed) stop();
       else unsubscribe = stop;
     } catch {
