@@ -228,7 +228,9 @@ describe('GET /projects/:id/event-names', () => {
 });
 
 describe('feature impact: PUT/GET /projects/:id/feedbacks/:feedbackId/impact (fixed scenario)', () => {
-  it('before shipping: shipped_at null; after: linked-event users before and after, adopting voters and their MRR, a daily series', async () => {
+  it('before shipping: shipped_at null; after: linked-event users before and after, adopting voters and their MRR, a daily series', {
+    timeout: 120_000,
+  }, async () => {
     const project = await createProject(server, { plan: 'team' });
     const item = await createFeedback(server, project, { userId: 'voter1' });
     for (const userId of ['voter2', 'voter3']) {
@@ -267,7 +269,7 @@ describe('feature impact: PUT/GET /projects/:id/feedbacks/:feedbackId/impact (fi
     });
     expect(ship.status).toBe(200);
     let shipped: { body: Record<string, any> } = before;
-    await eventually('the status change reached ClickHouse', 20_000, async () => {
+    await eventually('the status change reached ClickHouse', 60_000, async () => {
       shipped = await get(project, impactPath);
       return shipped.body.shipped_at !== null;
     });
