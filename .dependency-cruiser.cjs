@@ -1,8 +1,10 @@
 /**
  * The layers of src/ (docs/architecture.md), checked by `npm run lint` in CI:
- *   core  <-  oltp, olap (the stores)  <-  workers  <-  api  <-  runtime  <-  entry points
+ *   core  <-  oltp, olap (the stores)  <-  ingest  <-  workers  <-  api  <-  runtime  <-  entry points
  * A layer imports only layers below it; the API reaches workers only through their enqueue entry
- * points; no file imports itself again through others, type-only imports included.
+ * points and the ingestion path only through its sink interface; the two ingestion modes (log,
+ * queue) and the concerns of src/olap stay apart; no file imports itself again through others,
+ * type-only imports included.
  */
 module.exports = {
   forbidden: [
@@ -18,14 +20,36 @@ module.exports = {
       comment: 'src/core is what every part uses: it imports none of them.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^src/(api|oltp|olap|workers|runtime)/' },
+      to: { path: '^src/(api|oltp|olap|ingest|workers|runtime)/' },
     },
     {
-      name: 'stores-import-no-api-or-workers',
-      comment: 'The stores (src/oltp, src/olap) own their rows and queries; they know nothing of HTTP or queues.',
+      name: 'stores-import-no-ingest-api-or-workers',
+      comment: 'The stores (src/oltp, src/olap) own their rows and queries; they know nothing of HTTP, queues or the ingestion path.',
       severity: 'error',
       from: { path: '^src/(oltp|olap)/' },
+      to: { path: '^src/(api|ingest|workers|runtime)/' },
+    },
+    {
+      name: 'olap-concerns-apart',
+      comment:
+        'Each concern of src/olap (tables/, metrics/, readonly/, data-rights/) uses only itself and the shared root (the client, migrations, time).',
+      severity: 'error',
+      from: { path: '^src/olap/([^/]+)/' },
+      to: { path: '^src/olap/[^/]+/', pathNot: '^src/olap/$1/' },
+    },
+    {
+      name: 'ingest-imports-no-workers-or-api',
+      comment: 'The ingestion path runs inside the API process (the log) and the worker process (the queue): it imports neither.',
+      severity: 'error',
+      from: { path: '^src/ingest/' },
       to: { path: '^src/(api|workers|runtime)/' },
+    },
+    {
+      name: 'ingest-modes-apart',
+      comment: 'The durable log (ingest/log) and the BullMQ queue (ingest/queue) are two modes: neither imports the other.',
+      severity: 'error',
+      from: { path: '^src/ingest/(log|queue)/' },
+      to: { path: '^src/ingest/(log|queue)/', pathNot: '^src/ingest/$1/' },
     },
     {
       name: 'workers-import-no-api',
@@ -36,16 +60,23 @@ module.exports = {
     },
     {
       name: 'api-reaches-workers-through-enqueue-points',
-      comment: 'The API hands work to workers only through their enqueue entry points (*.queue.ts, the event sink), never their internals.',
+      comment: 'The API hands work to workers only through their enqueue entry points (*.queue.ts), never their internals.',
       severity: 'error',
       from: { path: '^src/api/' },
-      to: { path: '^src/workers/', pathNot: '^src/workers/.+[.]queue[.]ts$|^src/workers/ingest/event-sink[.]ts$' },
+      to: { path: '^src/workers/', pathNot: '^src/workers/.+[.]queue[.]ts$' },
+    },
+    {
+      name: 'api-reaches-ingest-through-the-sink',
+      comment: 'The API submits events to the sink interface (ingest/event-sink.ts); which sink runs is the composition root’s choice.',
+      severity: 'error',
+      from: { path: '^src/api/' },
+      to: { path: '^src/ingest/', pathNot: '^src/ingest/event-sink[.]ts$' },
     },
     {
       name: 'only-entry-points-use-the-composition-root',
       comment: 'src/runtime wires every part together; only the process entry points (src/*.ts) import it.',
       severity: 'error',
-      from: { path: '^src/(api|oltp|olap|workers|core)/' },
+      from: { path: '^src/(api|oltp|olap|ingest|workers|core)/' },
       to: { path: '^src/runtime/' },
     },
   ],

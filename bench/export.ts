@@ -34,12 +34,12 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 /** Loader: account, project and TOTAL events over the last 300 days; prints the ids as JSON. */
 async function load(dataDir: string, databaseUrl: string) {
   const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
-  const ctx = await createServices(config, pino({ level: 'silent' }));
+  const services = await createServices(config, pino({ level: 'silent' }));
   try {
-    await migrateAll(ctx);
+    await migrateAll(services);
     const adminToken = newSecret(ADMIN_TOKEN_PREFIX);
-    const account = await createAccount(ctx.sql, { email: 'bench@example.com', plan: 'team', adminTokenHash: hashSecret(adminToken) });
-    const project = await createProject(ctx.sql, {
+    const account = await createAccount(services.sql, { email: 'bench@example.com', plan: 'team', adminTokenHash: hashSecret(adminToken) });
+    const project = await createProject(services.sql, {
       accountId: account?.id ?? '',
       name: 'bench',
       apiKeyHash: hashSecret(newSecret(API_KEY_PREFIX)),
@@ -51,7 +51,7 @@ async function load(dataDir: string, databaseUrl: string) {
     const started = performance.now();
     for (let offset = 0; offset < TOTAL; offset += 1_000_000) {
       const count = Math.min(1_000_000, TOTAL - offset);
-      await ctx.clickhouse.command({
+      await services.clickhouse.command({
         query: `INSERT INTO events (project_id, created_at, event_id, event_name, user_id, properties, properties_raw, received_at)
                 SELECT {p:UUID}, toDateTime64(({t:Int64} - (number + {o:UInt64}) * {step:Float64}) / 1000, 3, 'UTC'), generateUUIDv4(number),
                        ['feedback_list', 'feedback_detail', 'submit_feedback', 'purchase', 'share'][number % 5 + 1],
@@ -67,7 +67,7 @@ async function load(dataDir: string, databaseUrl: string) {
     }
     log(`LOADED ${JSON.stringify({ projectId: project.project.id, adminToken, seconds: (performance.now() - started) / 1000 })}`);
   } finally {
-    await ctx.close();
+    await services.close();
   }
 }
 

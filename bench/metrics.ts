@@ -27,7 +27,7 @@ import { migrateAll } from '../src/runtime/bootstrap.js';
 import { loadConfig } from '../src/core/config.js';
 import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
-import { insertEvents } from '../src/olap/events.table.js';
+import { insertEvents } from '../src/olap/tables/events.table.js';
 import { createSql } from '../src/oltp/db.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -74,10 +74,10 @@ async function main() {
     LOG_LEVEL: 'silent',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
-  const ctx = await createServices(config, pino({ level: 'silent' }));
+  const services = await createServices(config, pino({ level: 'silent' }));
   try {
-    await migrateAll(ctx);
-    const app = buildApp({ ...ctx, operatorToken });
+    await migrateAll(services);
+    const app = buildApp({ ...services, operatorToken });
     const server: Server = app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -128,13 +128,13 @@ async function main() {
       }));
     while (loaded < TOTAL) {
       const count = Math.min(BATCH, TOTAL - loaded);
-      await insertEvents(ctx.clickhouse, makeEvents(big.id, count), `bench:${uuidv7()}`);
+      await insertEvents(services.clickhouse, makeEvents(big.id, count), `bench:${uuidv7()}`);
       loaded += count;
       if (loaded % 1_000_000 === 0 || loaded === TOTAL) {
         log(`loaded ${loaded.toLocaleString('en')} events (${((performance.now() - loadStarted) / 1000).toFixed(0)} s)`);
       }
     }
-    for (const project of small) await insertEvents(ctx.clickhouse, makeEvents(project.id, 20_000), `bench:${uuidv7()}`);
+    for (const project of small) await insertEvents(services.clickhouse, makeEvents(project.id, 20_000), `bench:${uuidv7()}`);
     const loadSeconds = (performance.now() - loadStarted) / 1000;
 
     const dateTo = new Date(now).toISOString().slice(0, 10);
@@ -144,7 +144,7 @@ async function main() {
     const params = { p: big.id, from: `${dateFrom} 00:00:00`, to: `${new Date(now + DAY).toISOString().slice(0, 10)} 00:00:00` };
     const rawWhere = `project_id = {p:UUID} AND created_at >= {from:DateTime64(3, 'UTC')} AND created_at < {to:DateTime64(3, 'UTC')}`;
     const raw = async (query: string) => {
-      const result = await ctx.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
+      const result = await services.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
       return result.json();
     };
 
@@ -216,7 +216,7 @@ async function main() {
     await benchInsights({ base, admin, projectId: big.id, apiKey: big.api_key, dateFrom, dateTo, raw, rawWhere, time, call });
     server.close();
   } finally {
-    await ctx.close();
+    await services.close();
     if (serverUrl && database) {
       const admin = createSql(serverUrl, { max: 1 });
       await admin`drop database if exists ${admin(database)} with (force)`;

@@ -16,8 +16,8 @@ import { migrateAll } from '../src/runtime/bootstrap.js';
 import { apiRunsWorkers, loadConfig } from '../src/core/config.js';
 import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
-import type { EventSink } from '../src/workers/ingest/event-sink.js';
-import { insertEvents } from '../src/olap/events.table.js';
+import type { EventSink } from '../src/ingest/event-sink.js';
+import { insertEvents } from '../src/olap/tables/events.table.js';
 import { startWorkers } from '../src/workers/runner.js';
 import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
 
@@ -25,19 +25,19 @@ if (!process.send) throw new Error('bench/server.ts is forked by bench/ingest.ts
 const send = (message: ControlReply | ReadyMessage) => process.send?.(message);
 
 const config = loadConfig(process.env);
-const ctx = await createServices(config);
-await migrateAll(ctx);
-const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
+const services = await createServices(config);
+await migrateAll(services);
+const workers = apiRunsWorkers(config) ? startWorkers(services) : undefined;
 const operatorToken = config.operatorToken;
 if (!operatorToken) throw new Error('the benchmark passes OPERATOR_TOKEN');
 const lifecycle = { stopping: false };
 /** The real sink, or (op 'sink', analysis only) one that stores nothing and answers at once. */
 let noopSink = false;
 const eventSink: EventSink = {
-  submit: (events) => (noopSink ? Promise.resolve(events) : ctx.eventSink.submit(events)),
-  close: () => ctx.eventSink.close(),
+  submit: (events) => (noopSink ? Promise.resolve(events) : services.eventSink.submit(events)),
+  close: () => services.eventSink.close(),
 };
-const app = buildApp({ ...ctx, eventSink, operatorToken, lifecycle });
+const app = buildApp({ ...services, eventSink, operatorToken, lifecycle });
 const server: Server = app.listen(config.port, config.host);
 await new Promise<void>((resolve, reject) => {
   server.once('listening', resolve);
@@ -50,7 +50,7 @@ const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
 loopDelay.enable();
 
 async function count(projectId: string): Promise<number> {
-  const result = await ctx.clickhouse.query({
+  const result = await services.clickhouse.query({
     query: 'SELECT count() AS n FROM events WHERE project_id = {projectId:UUID}',
     query_params: { projectId },
     format: 'JSONEachRow',
@@ -60,7 +60,7 @@ async function count(projectId: string): Promise<number> {
 }
 
 async function visibleIds(projectId: string): Promise<string[]> {
-  const result = await ctx.clickhouse.query({
+  const result = await services.clickhouse.query({
     query: 'SELECT toString(event_id) AS id FROM events WHERE project_id = {projectId:UUID}',
     query_params: { projectId },
     format: 'JSONEachRow',
@@ -71,7 +71,7 @@ async function visibleIds(projectId: string): Promise<string[]> {
 async function quiesce(timeoutMs: number): Promise<{ waitedMs: number; mergesLeft: number }> {
   const started = performance.now();
   for (;;) {
-    const result = await ctx.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const result = await services.clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
     const [row] = await result.json<{ n: string | number }>();
     const merges = Number(row?.n ?? 0);
     const waitedMs = performance.now() - started;
@@ -80,7 +80,7 @@ async function quiesce(timeoutMs: number): Promise<{ waitedMs: number; mergesLef
   }
 }
 
-/** The rows the API would build from these SDK events (events.router.ts, toIngestEvent). */
+/** The rows the API would build from these SDK events (events.routes.ts, toIngestEvent). */
 function rowsFor(projectId: string, templates: SdkEvent[][], total: number): IngestEvent[] {
   const rows: IngestEvent[] = [];
   const receivedAt = new Date().toISOString();
@@ -112,7 +112,7 @@ async function rawInsert(request: Extract<ControlMessage, { op: 'rawInsert' }>):
     Array.from({ length: request.concurrency }, async () => {
       while (next < batches.length) {
         const batch = batches[next++] as IngestEvent[];
-        await insertEvents(ctx.clickhouse, batch, `bench-raw:${uuidv7()}`);
+        await insertEvents(services.clickhouse, batch, `bench-raw:${uuidv7()}`);
       }
     }),
   );
@@ -126,19 +126,19 @@ function shutdown(): Promise<void> {
     lifecycle.stopping = true;
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    await ctx.eventSink.close();
+    await services.eventSink.close();
     await workers?.stop();
-    if (ctx.queue && ctx.redis) {
-      await ctx.queue.obliterate({ force: true }).catch(() => undefined);
+    if (services.queue && services.redis) {
+      await services.queue.obliterate({ force: true }).catch(() => undefined);
       await deleteKeys(`${config.queuePrefix}:*`);
     }
-    await ctx.close();
+    await services.close();
   })();
   return shuttingDown;
 }
 
 async function deleteKeys(pattern: string): Promise<void> {
-  const redis = ctx.redis;
+  const redis = services.redis;
   if (!redis) return;
   let cursor = '0';
   do {

@@ -15,16 +15,16 @@ import { startWorkers } from './workers/runner.js';
  */
 async function main() {
   const config = configOrExit();
-  const ctx = await createServices(config);
-  const { logger } = ctx;
-  await migrateAll(ctx);
+  const services = await createServices(config);
+  const { logger } = services;
+  await migrateAll(services);
   const operator = await resolveOperatorToken(config.operatorToken, config.dataDir);
-  const workers = apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
+  const workers = apiRunsWorkers(config) ? startWorkers(services) : undefined;
 
   const lifecycle = { stopping: false };
-  const app = buildApp({ ...ctx, operatorToken: operator.token, lifecycle });
+  const app = buildApp({ ...services, operatorToken: operator.token, lifecycle });
   const telemetryServer =
-    config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
+    config.telemetryPort > 0 ? await startTelemetryServer(services.telemetry.registry, config.telemetryPort, config.host) : undefined;
   const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -35,19 +35,19 @@ async function main() {
   logger.info({ host: config.host, port, workers: workers !== undefined }, 'feedback service listening');
   if (operator.created) printFirstStartHelp(operator.token, port, config.dataDir);
 
-  onShutdownSignal(ctx, async () => {
+  onShutdownSignal(services, async () => {
     lifecycle.stopping = true;
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
-    ctx.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
+    services.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
     // Requests in flight get a few seconds to finish before their sockets are cut.
     const forceClose = setTimeout(() => server.closeAllConnections(), 10_000);
     forceClose.unref();
     await closed;
-    await ctx.eventSink.close();
+    await services.eventSink.close();
     await workers?.stop();
     await telemetryServer?.close();
-    await ctx.close();
+    await services.close();
   });
 }
 

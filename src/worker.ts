@@ -17,16 +17,16 @@ async function main() {
     );
     process.exit(1);
   }
-  const ctx = await createServices(config);
-  await migrateAll(ctx);
-  const workers = startWorkers(ctx);
+  const services = await createServices(config);
+  await migrateAll(services);
+  const workers = startWorkers(services);
   const telemetryServer =
-    config.telemetryPort > 0 ? await startTelemetryServer(ctx.telemetry.registry, config.telemetryPort, config.host) : undefined;
-  ctx.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
-  onShutdownSignal(ctx, async () => {
+    config.telemetryPort > 0 ? await startTelemetryServer(services.telemetry.registry, config.telemetryPort, config.host) : undefined;
+  services.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
+  onShutdownSignal(services, async () => {
     await workers.stop();
     await telemetryServer?.close();
-    await ctx.close();
+    await services.close();
   });
 }
 

@@ -2,24 +2,16 @@ import { Router } from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
-import { accountRouter } from './account/account.router.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
+import { routesRouter } from './define-route.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { publishingSink } from './live/publishing-sink.js';
 import { AppError } from './errors.js';
-import { eventsRouter } from './events/events.router.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
-import { healthRouter } from './health/health.router.js';
-import { insightsRouter } from './insights/insights.router.js';
-import { LocalLiveFeed } from './live/live-feed.js';
-import { liveRouter } from './live/live.router.js';
-import { publishingSink } from './live/publishing-sink.js';
-import { savedQueriesRouter } from './saved-queries/saved-queries.router.js';
-import { deliveriesRouter } from './deliveries/deliveries.router.js';
-import { integrationsRouter } from './integrations/integrations.router.js';
-import { membersRouter } from './members/members.router.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -27,25 +19,37 @@ import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
-import { projectsRouter } from './projects/projects.router.js';
-import { sqlRouter } from './sql/sql.router.js';
-import { projectSqlRouter } from './sql/project-sql.router.js';
+import {
+  accountRoutes,
+  deliveryRoutes,
+  INGESTION_ROUTES,
+  integrationRoutes,
+  memberRoutes,
+  projectRoutes,
+  projectSqlRoutes,
+  insightsRoutes,
+  ROOT_ROUTES,
+  sqlRoutes,
+  unsubscribeRoutes,
+  userRoutes,
+} from './routes.js';
 import type { AppState } from './state.js';
-import { unsubscribeRouter } from './unsubscribe/unsubscribe.router.js';
-import { projectUsersRouter } from './users/project-users.router.js';
-import { usersRouter } from './users/users.router.js';
 import { webStatic } from './web/web-static.js';
 
 export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa application from its dependencies; it opens no connection itself. */
-export function buildApp(deps: ApiDeps): Koa<AppState> {
+export function buildApp(given: ApiDeps): Koa<AppState> {
+  // The live view's source (docs/insights.md): the process's own, or one in memory (a single process).
+  const deps: ApiDeps = given.liveFeed ? given : { ...given, liveFeed: new LocalLiveFeed() };
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  // The live view (docs/insights.md): the events routes' sink also hands acknowledged events to the feed.
-  const liveFeed = deps.liveFeed ?? new LocalLiveFeed();
-  const events = eventsRouter({ ...deps, eventSink: publishingSink(deps.eventSink, liveFeed) });
+  // The live view's hook: the events routes' sink also hands acknowledged events to the feed.
+  const events = routesRouter(
+    { ...deps, eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()) },
+    INGESTION_ROUTES,
+  );
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -54,33 +58,30 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const api = new Router<AppState>({ prefix: API_PREFIX });
   for (const router of [
     feedbackRouter(deps),
-    usersRouter(deps),
+    routesRouter(deps, userRoutes),
     events,
     metricsRouter(deps),
-    sqlRouter(deps),
+    routesRouter(deps, sqlRoutes),
     operatorRouter(deps),
-    accountRouter(deps),
-    projectsRouter(deps),
-    projectUsersRouter(deps),
+    routesRouter(deps, accountRoutes),
+    routesRouter(deps, projectRoutes),
     projectFeedbackRouter(deps),
-    deliveriesRouter(deps),
-    unsubscribeRouter(deps),
-    membersRouter(deps),
-    integrationsRouter(deps),
+    routesRouter(deps, deliveryRoutes),
+    routesRouter(deps, unsubscribeRoutes),
+    routesRouter(deps, memberRoutes),
+    routesRouter(deps, integrationRoutes),
     // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.
     exportsRouter(deps),
     erasureRouter(deps),
     deletionRouter(deps),
     adminAccountsRouter(deps),
-    projectSqlRouter(deps),
+    routesRouter(deps, projectSqlRoutes),
     // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
-    insightsRouter(deps),
-    savedQueriesRouter(deps),
-    liveRouter(deps, liveFeed),
+    routesRouter(deps, insightsRoutes),
   ]) {
     api.use(router.routes());
   }
-  const health = healthRouter(deps);
+  const health = routesRouter(deps, ROOT_ROUTES);
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
   const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 

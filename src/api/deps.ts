@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../core/config.js';
 import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
-import type { EventSink } from '../workers/ingest/event-sink.js';
+import type { EventSink } from '../ingest/event-sink.js';
 import type { Logger } from '../core/logger.js';
 import type { RateLimits } from './middleware/rate-limit.js';
 import type { Telemetry } from '../core/telemetry.js';

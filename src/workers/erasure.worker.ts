@@ -6,7 +6,7 @@ import {
   eventDaysOfUser,
   rebuildRollups,
   type ClickHouseTarget,
-} from '../olap/erasure.js';
+} from '../olap/data-rights/erasure.js';
 import type { Sql } from '../oltp/db.js';
 import {
   advanceProjectDeletion,
@@ -26,7 +26,7 @@ import {
   type ErasureRow,
 } from '../oltp/erasures.repo.js';
 import { DrainLoop } from './drain-loop.js';
-import type { IngestQueue } from './ingest/ingest.queue.js';
+import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 
 /**
  * Whether everything acknowledged before `before` has left the ingest queue (with Redis: no job

@@ -2,7 +2,7 @@ import type { WorkerDeps } from './deps.js';
 import { workerRedis } from './redis.js';
 import { enqueueDeliveries } from './notify/deliveries.queue.js';
 import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './notify/deliveries.worker.js';
-import { startIngestWorker } from './ingest/ingest.worker.js';
+import { startIngestWorker } from '../ingest/queue/ingest.worker.js';
 import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
 import { DataRightsWorker, ingestQueueSettled } from './erasure.worker.js';
 import { OutboxRelay, type FactDelivery } from './outbox.relay.js';

@@ -1,7 +1,9 @@
+/** The one place tests create what they need: accounts, projects, feedback, members, integrations. */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Plan } from '../../src/core/plans.js';
 import type { TestServer } from './server.js';
+import { call } from './service.js';
 
 export type TestAccount = { id: string; email: string; plan: Plan; adminToken: string };
 export type TestProject = { id: string; name: string; apiKey: string; account: TestAccount };
@@ -87,16 +89,39 @@ export async function addMember(
   return { id: response.body.id, email: response.body.email, adminToken: response.body.admin_token, project };
 }
 
-/** Adds an integration (Pro or Team) and returns the response body. */
-export async function createIntegration(
+export type IntegrationInput = {
+  kind: 'slack' | 'discord' | 'webhook';
+  url: string;
+  secret?: string;
+  events?: string[] | null;
+  enabled?: boolean;
+};
+
+/** Adds an integration (Pro or Team) and returns the response body (`secret` when the server generated one). */
+export async function addIntegration(
   server: TestServer,
   project: TestProject,
-  body: Record<string, unknown> = { kind: 'slack', url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
+  input: IntegrationInput = { kind: 'slack', url: 'https://hooks.slack.com/services/T000/B000/XXXX' },
 ) {
   const response = await server.request('POST', `/api/v1/projects/${project.id}/integrations`, {
     bearer: project.account.adminToken,
-    body,
+    body: input,
   });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   return response.body;
+}
+
+/**
+ * A project of a fresh Pro account on a service started as its own process (helpers/service.ts),
+ * which has no TestServer: made over plain HTTP with the operator token.
+ */
+export async function createProjectOver(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {
+  const account = await call(base, 'POST', '/api/v1/admin/accounts', {
+    bearer: operatorToken,
+    body: { email: `owner-${randomUUID()}@example.com`, plan: 'pro' },
+  });
+  expect(account.status, JSON.stringify(account.body)).toBe(200);
+  const project = await call(base, 'POST', '/api/v1/projects', { bearer: account.body.admin_token, body: { name: 'faults' } });
+  expect(project.status, JSON.stringify(project.body)).toBe(200);
+  return { id: project.body.id, apiKey: project.body.api_key };
 }

@@ -4,41 +4,9 @@ import { eventually } from './redis.js';
 import type { TestServer } from './server.js';
 
 /**
- * Setup and probes of the notification tests. Members and integrations are created the way an
- * owner creates them; the deliveries are read through the owner's API.
+ * Probes of the notification tests: the deliveries, read through the owner's API. Members and
+ * integrations are made with helpers/factories.ts.
  */
-
-/** POST /projects/:id/members (Team plan). */
-export async function addMember(server: TestServer, project: TestProject, email: string): Promise<{ id: string }> {
-  const response = await server.request('POST', `/api/v1/projects/${project.id}/members`, {
-    bearer: project.account.adminToken,
-    body: { email },
-  });
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return { id: response.body.id };
-}
-
-export type IntegrationInput = {
-  kind: 'slack' | 'discord' | 'webhook';
-  url: string;
-  secret?: string;
-  events?: string[] | null;
-  enabled?: boolean;
-};
-
-/** POST /projects/:id/integrations (Pro and Team plans); `secret` when the server generated one. */
-export async function addIntegration(
-  server: TestServer,
-  project: TestProject,
-  input: IntegrationInput,
-): Promise<{ id: string; secret?: string }> {
-  const response = await server.request('POST', `/api/v1/projects/${project.id}/integrations`, {
-    bearer: project.account.adminToken,
-    body: input,
-  });
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return { id: response.body.id, secret: response.body.secret };
-}
 
 export type Delivery = {
   id: string;

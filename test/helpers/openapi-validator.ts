@@ -14,7 +14,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
  * against the document's templates, so routes added later are checked as soon as they are
  * documented, and refused until they are.
  *
- * Test-only strictness, as in test/openapi.test.ts: an object schema that lists properties and
+ * Test-only strictness, as in test/api/openapi.test.ts: an object schema that lists properties and
  * says nothing about additionalProperties refuses undocumented fields here (the published
  * document leaves objects open, so that adding a field later does not break clients).
  */

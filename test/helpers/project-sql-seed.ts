@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { batchInsertSettings } from '../../src/olap/insert-settings.js';
+import { batchInsertSettings } from '../../src/olap/tables/insert-settings.js';
 import type { TestServer } from './server.js';
 
 /** A recognisable marker on every row of the "foreign" project: no tenant query may return it. */

@@ -12,7 +12,7 @@ import { createServices, type Services } from '../../src/runtime/services.js';
 import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { createSql } from '../../src/oltp/db.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
-import { LogEventSink } from '../../src/workers/ingest/log/log-sink.js';
+import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { databaseUrlFor } from './database.js';
 import { eventually } from './eventually.js';
 import { assertDocumented } from './openapi-validator.js';
@@ -36,7 +36,7 @@ export type RequestOptions = {
 
 export type TestServer = {
   url: string;
-  ctx: Services;
+  services: Services;
   sql: Services['sql'];
   clickhouse: Services['clickhouse'];
   workers: Workers | undefined;
@@ -105,10 +105,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-  const ctx = await createServices(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});
-  await migrateClickHouse(ctx.clickhouse);
-  const workers = options.workers !== false && apiRunsWorkers(config) ? startWorkers(ctx) : undefined;
-  const app = buildApp({ ...ctx, operatorToken });
+  const services = await createServices(config, logger, options.clickhouse ? { clickhouse: options.clickhouse(dataDir) } : {});
+  await migrateClickHouse(services.clickhouse);
+  const workers = options.workers !== false && apiRunsWorkers(config) ? startWorkers(services) : undefined;
+  const app = buildApp({ ...services, operatorToken });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -117,19 +117,19 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   return {
     url,
-    ctx,
-    sql: ctx.sql,
-    clickhouse: ctx.clickhouse,
+    services,
+    sql: services.sql,
+    clickhouse: services.clickhouse,
     workers,
     operatorToken,
     request,
     async clickhouseRows<T>(query: string, params: Record<string, unknown> = {}) {
-      const result = await ctx.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
+      const result = await services.clickhouse.query({ query, query_params: params, format: 'JSONEachRow' });
       return result.json<T>();
     },
     async eventsVisible(timeoutMs = 30_000) {
-      const sink = ctx.eventSink;
-      const queue = ctx.queue;
+      const sink = services.eventSink;
+      const queue = services.queue;
       if (sink instanceof LogEventSink) {
         await eventually('the ingest log shipped to ClickHouse', timeoutMs, async () => sink.unshippedBytes === 0);
       } else if (queue) {
@@ -142,14 +142,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await ctx.eventSink.close();
+      await services.eventSink.close();
       await workers?.stop();
-      if (ctx.queue && ctx.redis) {
-        await ctx.queue.obliterate({ force: true }).catch(() => undefined);
-        const keys = await ctx.redis.keys(`${config.queuePrefix}:*`);
-        if (keys.length > 0) await ctx.redis.del(...keys);
+      if (services.queue && services.redis) {
+        await services.queue.obliterate({ force: true }).catch(() => undefined);
+        const keys = await services.redis.keys(`${config.queuePrefix}:*`);
+        if (keys.length > 0) await services.redis.del(...keys);
       }
-      await ctx.close();
+      await services.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

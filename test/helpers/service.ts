@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { expect, inject } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { createSql } from '../../src/oltp/db.js';
-import { INGEST_QUEUE } from '../../src/workers/ingest/ingest.queue.js';
+import { INGEST_QUEUE } from '../../src/ingest/queue/ingest.queue.js';
 import { databaseUrlFor } from './database.js';
 import { assertDocumented } from './openapi-validator.js';
 import { makeDataDir, serviceEnv, spawnScript, type ServiceProcess } from './process.js';
@@ -148,17 +148,6 @@ export async function stopService(proc: ServiceProcess): Promise<void> {
   proc.signal('SIGTERM');
   const exit = await proc.waitForExit(30_000);
   expect(exit.code, proc.describe().slice(-4_000)).toBe(0);
-}
-
-export async function createProjectOver(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {
-  const account = await call(base, 'POST', '/api/v1/admin/accounts', {
-    bearer: operatorToken,
-    body: { email: `owner-${randomUUID()}@example.com`, plan: 'pro' },
-  });
-  expect(account.status, JSON.stringify(account.body)).toBe(200);
-  const project = await call(base, 'POST', '/api/v1/projects', { bearer: account.body.admin_token, body: { name: 'faults' } });
-  expect(project.status, JSON.stringify(project.body)).toBe(200);
-  return { id: project.body.id, apiKey: project.body.api_key };
 }
 
 /** Copies of each event id of the project in a stopped service's ClickHouse. */

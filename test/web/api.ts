@@ -1,18 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { createProject } from '../helpers/factories.js';
 import type { TestServer } from '../helpers/server.js';
 
 /** An account of `plan` (made with the operator token) and one project with its API key. */
 export async function accountWithProject(server: TestServer, plan: 'free' | 'pro' | 'team', projectName: string) {
-  const account = await server.request('POST', '/api/v1/admin/accounts', {
-    bearer: server.operatorToken,
-    body: { email: `owner-${randomBytes(4).toString('hex')}@example.com`, plan },
-  });
-  expect(account.status).toBe(200);
-  const token: string = account.body.admin_token;
-  const project = await server.request('POST', '/api/v1/projects', { bearer: token, body: { name: projectName } });
-  expect(project.status).toBe(200);
-  return { token, projectId: project.body.id as string, apiKey: project.body.api_key as string };
+  const project = await createProject(server, { plan, name: projectName });
+  return { token: project.account.adminToken, projectId: project.id, apiKey: project.apiKey };
 }
 
 export async function createFeedback(server: TestServer, apiKey: string, title: string, extra: Record<string, unknown> = {}) {

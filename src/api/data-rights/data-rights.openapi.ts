@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { EXPORT_FORMATS } from '../../olap/exports.js';
-import { PREDEFINED_EVENTS } from '../metrics/measures.js';
+import { EXPORT_FORMATS } from '../../olap/data-rights/exports.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from '../operator/admin-accounts.schema.js';
 import { AccountListResponse, ErasureResponse, IssuedAdminTokenResponse, ProjectDeletionResponse } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';

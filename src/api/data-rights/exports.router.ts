@@ -1,8 +1,8 @@
 import { Router } from '@koa/router';
-import { MetricsError } from '../metrics/metrics.errors.js';
-import { PREDEFINED_EVENTS } from '../metrics/measures.js';
-import { resolveWindow, type MetricsWindow } from '../metrics/window.js';
-import { exportEvents } from '../../olap/exports.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { resolveWindow, type MetricsWindow } from '../../olap/metrics/window.js';
+import { exportEvents } from '../../olap/data-rights/exports.js';
 import { FEEDBACK_EXPORT_COLUMNS, feedbackExportBatches, SDK_USER_EXPORT_COLUMNS, sdkUserExportBatches } from '../../oltp/exports.repo.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import { adminAuth, ownedProject } from '../auth.js';
@@ -46,7 +46,7 @@ function attachment(ctx: RequestContext, format: keyof typeof EXPORT_CONTENT_TYP
 export function exportsRouter({ sql, clickhouse, config }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
   const auth = adminAuth(sql);
-  // Embedded chDB materializes every result: page through the table there (src/olap/exports.ts).
+  // Embedded chDB materializes every result: page through the table there (src/olap/data-rights/exports.ts).
   const streaming = config.clickhouseUrl !== undefined;
 
   router.get('/projects/:id/exports/events', auth, async (ctx) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXPORT_FORMATS } from '../../olap/exports.js';
+import { EXPORT_FORMATS } from '../../olap/data-rights/exports.js';
 
 const format = <const F extends readonly [string, ...string[]]>(formats: F) =>
   z
@@ -7,7 +7,7 @@ const format = <const F extends readonly [string, ...string[]]>(formats: F) =>
     .optional()
     .default(formats[0] as F[number]);
 
-/** GET /projects/:id/exports/events. Dates are checked by the metrics window (src/metrics/window.ts). */
+/** GET /projects/:id/exports/events. Dates are checked by the metrics window (src/olap/metrics/window.ts). */
 export const EventsExportQuery = z.object({
   format: format(EXPORT_FORMATS),
   date_from: z.string().optional(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MAX_FUNNEL_STEPS } from '../../olap/insights/funnel.queries.js';
-import { MetricsError } from '../metrics/metrics.errors.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { bodySchema, describeIssue } from '../validation.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -75,3 +75,9 @@ export function parseInsightBody<T extends z.ZodType>(schema: T, body: unknown):
   if (!result.success) throw new MetricsError('METRICS_INVALID_PARAMETER', describeIssue(result.error, body));
   return result.data;
 }
+
+export const SavedQueryBody = bodySchema({
+  name: z.string({ error: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
+  sql: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters'),
+});
+export type SavedQueryBody = z.infer<typeof SavedQueryBody>;

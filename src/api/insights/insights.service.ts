@@ -4,10 +4,10 @@ import type { InsightScope } from '../../olap/insights/query-rows.js';
 import { retention } from '../../olap/insights/retention.queries.js';
 import { eventNames } from '../../olap/insights/event-names.queries.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
-import { MetricsError } from '../metrics/metrics.errors.js';
-import { isPredefinedEvent, PREDEFINED_EVENTS } from '../metrics/measures.js';
-import type { Echo } from '../metrics/metrics.service.js';
-import { type MetricsWindow, resolveWindow } from '../metrics/window.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { isPredefinedEvent, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import type { Echo } from '../../olap/metrics/metrics.planner.js';
+import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
 import type { FunnelBody, RetentionBody } from './insights.schema.js';
 
 const DAY_MS = 86_400_000;

@@ -1,5 +1,5 @@
 import type { IngestEvent } from '../../core/event.js';
-import type { EventSink } from '../../workers/ingest/event-sink.js';
+import type { EventSink } from '../../ingest/event-sink.js';
 import type { LiveFeed } from './live-feed.js';
 
 /**

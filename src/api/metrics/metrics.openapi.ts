@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { ErrorBody } from '../errors.responses.js';
 import { ADMIN_TOKEN, API_KEY, ProjectPath, defaultError, describe, error, json, type Route } from '../openapi/building-blocks.js';
-import type { MetricsErrorCode } from './metrics.errors.js';
-import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from './measures.js';
+import type { MetricsErrorCode } from '../../olap/metrics/metrics.errors.js';
+import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { AdminMetrics, KeyMetrics, MetricsErrorBody, MetricsEventsFeed } from './metrics.responses.js';
-import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from './window.js';
+import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from '../../olap/metrics/window.js';
 
 /*
  * Metrics query parameters have no zod schema in the service (it parses them itself, to answer
@@ -65,7 +65,7 @@ function metricsQueries(surface: 'key' | 'admin') {
         names,
         `A subset of the measures; default: all of those the dimension can split. One it cannot split is a 400 \`METRICS_MEASURE_NOT_SPLITTABLE\`.${refusals}`,
       ),
-      // The service's own check: metrics.service.ts breakdown() and PROPERTY_KEY.
+      // The service's own check: metrics.planner.ts breakdown() and PROPERTY_KEY.
       dimension: describe(
         z
           .string()

@@ -1,7 +1,7 @@
 import { Router } from '@koa/router';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
-import { MetricsError } from './metrics.errors.js';
-import * as metrics from './metrics.service.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import * as metrics from '../../olap/metrics/metrics.planner.js';
 import { adminAuth, apiKeyAuth, keyProject, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import type { RequestContext, AppState } from '../state.js';

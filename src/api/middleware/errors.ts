@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../core/logger.js';
-import { MetricsError, type MetricsErrorBody } from '../metrics/metrics.errors.js';
+import { MetricsError, type MetricsErrorBody } from '../../olap/metrics/metrics.errors.js';
 import { AppError, type ErrorBody } from '../errors.js';
 import type { AppState } from '../state.js';
 

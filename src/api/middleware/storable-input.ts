@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
-import { MetricsError } from '../metrics/metrics.errors.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { badRequest } from '../errors.js';
 import type { AppState } from '../state.js';
 import { findUnstorableString } from '../validation.js';

@@ -1,22 +1,25 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
-import { registerAccountPaths } from '../account/account.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
-import { registerDeliveryPaths } from '../deliveries/deliveries.openapi.js';
-import { registerEventPaths } from '../events/events.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerHealthPaths } from '../health/health.openapi.js';
-import { registerInsightsPaths } from '../insights/insights.openapi.js';
-import { registerIntegrationPaths } from '../integrations/integrations.openapi.js';
-import { registerMemberPaths } from '../members/members.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
-import { registerProjectPaths } from '../projects/projects.openapi.js';
-import { registerProjectSqlPaths } from '../sql/project-sql.openapi.js';
-import { registerSqlPaths } from '../sql/sql.openapi.js';
-import { registerUnsubscribePaths } from '../unsubscribe/unsubscribe.openapi.js';
-import { registerUserPaths } from '../users/users.openapi.js';
+import { registerRoutes } from '../define-route.js';
+import {
+  accountRoutes,
+  deliveryRoutes,
+  INGESTION_ROUTES,
+  integrationRoutes,
+  memberRoutes,
+  projectRoutes,
+  projectSqlRoutes,
+  insightsRoutes,
+  ROOT_ROUTES,
+  sqlRoutes,
+  unsubscribeRoutes,
+  userRoutes,
+} from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
 import { registerDocsPaths } from './docs.openapi.js';
 
@@ -38,7 +41,7 @@ import { registerDocsPaths } from './docs.openapi.js';
  * patched (no `extendZodWithOpenApi`).
  *
  * What keeps it from drifting: routes are checked against Koa's router stacks, and real responses
- * against these schemas, by test/openapi.test.ts; response schemas are checked against the
+ * against these schemas, by test/api/openapi.test.ts; response schemas are checked against the
  * presenters' types at compile time (the checks at the end of each *.responses.ts).
  */
 
@@ -53,21 +56,21 @@ function register(registry: OpenAPIRegistry) {
   const route = routeRegistrar(registry);
   registerSecuritySchemes(registry);
   registerFeedbackPaths(route);
-  registerUserPaths(route);
-  registerEventPaths(route);
+  registerRoutes(route, userRoutes);
+  registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
-  registerProjectSqlPaths(route);
-  registerInsightsPaths(route);
-  registerSqlPaths(route);
+  registerRoutes(route, projectSqlRoutes);
+  registerRoutes(route, insightsRoutes);
+  registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
-  registerAccountPaths(route);
-  registerProjectPaths(route);
+  registerRoutes(route, accountRoutes);
+  registerRoutes(route, projectRoutes);
   registerProjectFeedbackPaths(route);
-  registerMemberPaths(route);
-  registerIntegrationPaths(route);
-  registerDeliveryPaths(route);
-  registerUnsubscribePaths(route);
-  registerHealthPaths(route);
+  registerRoutes(route, memberRoutes);
+  registerRoutes(route, integrationRoutes);
+  registerRoutes(route, deliveryRoutes);
+  registerRoutes(route, unsubscribeRoutes);
+  registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
 }

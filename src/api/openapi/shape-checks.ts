@@ -4,7 +4,7 @@ import type { z } from 'zod';
  * Compile-time guards: each response schema has the shape of the code that builds the body. Each
  * *.responses.ts lists its checks as `Expect<SameShape<Built, Out<typeof Schema>>>`; a field added
  * to, dropped from or retyped in a presenter (or in the schema) fails `tsc` until both sides agree.
- * test/openapi.test.ts validates real responses against the served document on top of this.
+ * test/api/openapi.test.ts validates real responses against the served document on top of this.
  */
 
 type KeysOf<T> = T extends unknown ? keyof T : never;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AdhocSqlBody } from './sql.router.js';
+import { AdhocSqlBody } from './sql.routes.js';
 import { bodySchema } from '../validation.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

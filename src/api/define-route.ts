@@ -1,0 +1,130 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { Router, type RouterMiddleware } from '@koa/router';
+import type { z } from 'zod';
+import { adminAuth, apiKeyAuth, operatorAuth } from './auth.js';
+import type { ApiDeps } from './deps.js';
+import { ADMIN_TOKEN, API_KEY, OPERATOR_TOKEN, PUBLIC, type Route } from './openapi/building-blocks.js';
+import type { AppState, RequestContext } from './state.js';
+
+/*
+ * One declaration per endpoint: method, path, credential, request schemas, responses and handler
+ * in one object. The app registers it on Koa (routesRouter) and the OpenAPI document reads the same
+ * object (registerRoutes), so the two cannot drift apart. A resource folder exports its list from
+ * <resource>.routes.ts; src/api/routes.ts gathers the lists.
+ */
+
+/** Which credential a route takes; it picks both the Koa middleware and the OpenAPI security. */
+export type RouteAuth =
+  | 'public'
+  /** X-API-Key, charged to the key's general budget. */
+  | 'apiKey'
+  /** X-API-Key, charged to the key's ingestion budget (events). */
+  | 'ingestKey'
+  /** The account's admin token (owner or team member). */
+  | 'adminToken'
+  /** The operator token. */
+  | 'operatorToken';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * The handler of a route: the request's context and the HTTP layer's dependencies. It is called
+ * as it is, with no wrapper of its own per request: registering it costs one closure per route,
+ * once, when the app is built.
+ */
+export type RouteHandler = (ctx: RequestContext, deps: ApiDeps) => unknown;
+
+type Documentation = Pick<RouteConfig, 'operationId' | 'tags' | 'summary' | 'description' | 'servers' | 'responses'>;
+
+export type RouteDefinition = Documentation & {
+  method: HttpMethod;
+  /** Koa's spelling (`/projects/:id`); the document gets OpenAPI's (`/projects/{id}`). */
+  path: string;
+  auth: RouteAuth;
+  /** Path parameters, query and body as the document describes them. */
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: NonNullable<RouteConfig['request']>['body'];
+  handler: RouteHandler;
+};
+
+/**
+ * A value made once per app (per dependencies object), on first use: what a route keeps across
+ * requests, such as a query gate. One WeakMap lookup per call.
+ */
+export function perApp<T>(make: (deps: ApiDeps) => T): (deps: ApiDeps) => T {
+  const made = new WeakMap<ApiDeps, T>();
+  return (deps) => {
+    let value = made.get(deps);
+    if (value === undefined) {
+      value = make(deps);
+      made.set(deps, value);
+    }
+    return value;
+  };
+}
+
+/** Declares a route; the identity, typed, so a resource's list is checked where it is written. */
+export function defineRoute(definition: RouteDefinition): RouteDefinition {
+  return definition;
+}
+
+const SECURITY: Record<RouteAuth, RouteConfig['security']> = {
+  public: PUBLIC,
+  apiKey: API_KEY,
+  ingestKey: API_KEY,
+  adminToken: ADMIN_TOKEN,
+  operatorToken: OPERATOR_TOKEN,
+};
+
+/** `/projects/:id/users/:userId` → `/projects/{id}/users/{userId}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** The routes in the document, in the order given. */
+export function registerRoutes(route: Route, routes: readonly RouteDefinition[]) {
+  for (const { method, path, auth, params, query, body, handler: _handler, ...documentation } of routes) {
+    const request =
+      params || query || body ? { ...(params ? { params } : {}), ...(query ? { query } : {}), ...(body ? { body } : {}) } : undefined;
+    route({
+      method,
+      path: openApiPath(path),
+      ...documentation,
+      security: SECURITY[auth],
+      ...(request ? { request } : {}),
+    } as RouteConfig);
+  }
+}
+
+/** A Koa router with the routes, in the order given; each credential's middleware is built once. */
+export function routesRouter(deps: ApiDeps, routes: readonly RouteDefinition[], options: { prefix?: string } = {}): Router<AppState> {
+  const router = new Router<AppState>(options.prefix ? { prefix: options.prefix } : {});
+  const auth = credentialMiddleware(deps);
+  for (const { method, path, auth: credential, handler } of routes) {
+    const run: RouterMiddleware<AppState> = (ctx) => handler(ctx, deps) as Promise<void> | void;
+    const check = auth[credential]();
+    router.register(path, [method.toUpperCase()], check ? [check, run] : [run]);
+  }
+  return router;
+}
+
+type CredentialMiddleware = Record<RouteAuth, () => RouterMiddleware<AppState> | undefined>;
+
+/** The middleware of each credential, made once per app on first use. */
+function credentialMiddleware(deps: ApiDeps): CredentialMiddleware {
+  const once = <T>(make: () => T) => {
+    let made: T | undefined;
+    return () => {
+      made ??= make();
+      return made;
+    };
+  };
+  return {
+    public: () => undefined,
+    apiKey: once(() => apiKeyAuth(deps.projectKeys) as RouterMiddleware<AppState>),
+    ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest' }) as RouterMiddleware<AppState>),
+    adminToken: once(() => adminAuth(deps.sql) as RouterMiddleware<AppState>),
+    operatorToken: once(() => operatorAuth(deps.operatorToken) as RouterMiddleware<AppState>),
+  };
+}

@@ -1,0 +1,145 @@
+import { z } from 'zod';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { API_KEY_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
+import { createProject, listProjects, replaceApiKey, updateProject, type Project } from '../../oltp/projects.repo.js';
+import { ownedProject } from '../auth.js';
+import { defineRoute } from '../define-route.js';
+import { paymentRequired, unauthorized } from '../errors.js';
+import { body, defaultError, error, json, ProjectPath } from '../openapi/building-blocks.js';
+import { CreateProjectBody, UpdateProjectBody } from '../operator/management.schema.js';
+import type { RequestContext } from '../state.js';
+import { parseBody } from '../validation.js';
+import { presentProject } from './projects.presenter.js';
+import { ProjectResponse, ProjectWithApiKeyResponse } from './projects.responses.js';
+
+function accountOf(ctx: RequestContext) {
+  const account = ctx.state.account;
+  if (!account) throw unauthorized('missing admin bearer token');
+  return account;
+}
+
+/** Projects of the admin token's account (DESIGN 3). */
+export const projectRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/projects',
+    auth: 'adminToken',
+    operationId: 'createProject',
+    tags: ['Projects'],
+    summary: 'Create a project',
+    body: body(CreateProjectBody, 'CreateProjectRequest'),
+    responses: {
+      200: json('The project, with its API key (shown only here and on rotation).', ProjectWithApiKeyResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid admin token.'),
+      402: error(
+        `The plan’s project limit is reached (Free ${PLAN_LIMITS.free.maxProjects}, Pro ${PLAN_LIMITS.pro.maxProjects}, Team unlimited).`,
+      ),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const input = parseBody(CreateProjectBody, ctx.request.body);
+      const account = accountOf(ctx);
+      const apiKey = newSecret(API_KEY_PREFIX);
+      const result = await createProject(sql, {
+        accountId: account.id,
+        name: input.name,
+        apiKeyHash: hashSecret(apiKey),
+        maxProjects: PLAN_LIMITS[account.plan].maxProjects,
+      });
+      if (result.kind === 'limit_reached') {
+        throw paymentRequired(`the ${account.plan} plan allows ${result.limit} project${result.limit === 1 ? '' : 's'}`);
+      }
+      ctx.body = presentProject(result.project, apiKey);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects',
+    auth: 'adminToken',
+    operationId: 'listProjects',
+    tags: ['Projects'],
+    summary: 'List the account’s projects',
+    responses: {
+      200: json('The projects, without keys.', z.array(ProjectResponse)),
+      401: error('Missing or invalid admin token.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const rows = await listProjects(sql, accountOf(ctx).id);
+      ctx.body = rows.map((row) => presentProject(row));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id',
+    auth: 'adminToken',
+    operationId: 'getProject',
+    tags: ['Projects'],
+    summary: 'Get a project',
+    description: 'Also answers for a suspended project.',
+    params: ProjectPath,
+    responses: {
+      200: json('The project, without its key.', ProjectResponse),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account.'),
+      404: error('No such project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+      ctx.body = presentProject(project);
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/projects/:id',
+    auth: 'adminToken',
+    operationId: 'updateProject',
+    tags: ['Projects'],
+    summary: 'Rename or archive a project',
+    description: 'An archived project is read-only for feedback: creating items, voting, unvoting and commenting are 403.',
+    params: ProjectPath,
+    body: body(UpdateProjectBody, 'UpdateProjectRequest', 'At least one of `name` and `archived`.'),
+    responses: {
+      200: json('The project, without its key.', ProjectResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account.'),
+      404: error('No such project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql, projectKeys }) => {
+      const input = parseBody(UpdateProjectBody, ctx.request.body);
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+      const updated = (await updateProject(sql, project.id, input)) as Project;
+      projectKeys.forgetProject(project.id);
+      ctx.body = presentProject(updated);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/api-keys',
+    auth: 'adminToken',
+    operationId: 'rotateApiKey',
+    tags: ['Projects'],
+    summary: 'Rotate the project’s API key',
+    description: 'The old key stops working at once.',
+    params: ProjectPath,
+    responses: {
+      200: json('The project with its new API key.', ProjectWithApiKeyResponse),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql, projectKeys }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const apiKey = newSecret(API_KEY_PREFIX);
+      const updated = (await replaceApiKey(sql, project.id, hashSecret(apiKey))) as Project;
+      // The old key stops here at once; other processes hear of it through NOTIFY.
+      projectKeys.forgetProject(project.id);
+      ctx.body = presentProject(updated, apiKey);
+    },
+  }),
+];

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { resolveWindow } from '../../olap/metrics/window.js';
+import {
+  createProjectQueries,
+  PROJECT_SQL_MAX_ROWS,
+  ProjectQueryBusy,
+  ProjectQueryRefused,
+  type TenantScope,
+} from '../../olap/readonly/project-query.js';
+import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
+import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
+import { ownedProject } from '../auth.js';
+import { defineRoute, perApp } from '../define-route.js';
+import { AppError, badRequest } from '../errors.js';
+import { error, json } from '../openapi/building-blocks.js';
+import { parseBody } from '../validation.js';
+import { ProjectSqlBody } from './project-sql.schema.js';
+import { AdhocSqlResponse } from './sql.responses.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** What a project query was allowed to see, echoed in its response as the metrics API does (SPEC 2.8). */
+export type ProjectSqlEcho = {
+  event_scope: 'all' | 'predefined_only';
+  retention_clamped: boolean;
+  retention_window_days: number;
+  date_from: string;
+  date_to: string;
+};
+
+/** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
+export const ProjectSqlResponse = AdhocSqlResponse.extend({
+  event_scope: z.enum(['all', 'predefined_only']).meta({
+    description: `\`predefined_only\` when the plan cannot read custom event names: \`events\`, \`events_daily\` and \`events_hourly\` then hold only ${PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ')}.`,
+  }),
+  retention_clamped: z.boolean().meta({ description: 'True when the plan narrowed the requested window (still a 200).' }),
+  retention_window_days: z.number().int().min(1).meta({ description: 'The plan’s allowance in days.' }),
+  date_from: z.iso.date().meta({ description: 'First day the query could see (UTC, inclusive).' }),
+  date_to: z.iso.date().meta({ description: 'Last day the query could see (UTC, inclusive).' }),
+}).meta({ id: 'ProjectSqlResult' });
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const echoMatches: Same<ProjectSqlEcho, Omit<z.infer<typeof ProjectSqlResponse>, keyof z.infer<typeof AdhocSqlResponse>>> = true;
+void echoMatches;
+
+/** The project queries' runner, one per app: it holds the lane, its gate and the per-account limits. */
+const projectQueries = perApp(({ clickhouse, config }) =>
+  createProjectQueries({
+    clickhouse,
+    clickhouseUrl: config.clickhouseUrl,
+    dataDir: config.dataDir,
+    timeoutMs: config.projectSql.timeoutMs,
+    maxMemoryBytes: config.projectSql.maxMemoryBytes,
+    accountConcurrency: config.projectSql.accountConcurrency,
+  }),
+);
+
+const object = ProjectSqlBody.out;
+
+/**
+ * POST /projects/:id/sql (admin token of the owning account, or a member's): one read-only
+ * ClickHouse query over events, facts, events_daily and events_hourly that sees only this
+ * project's rows inside the plan's window and event scope, enforced by the engine
+ * (docs/project-sql.md). 400 for a refused or failed query, 429 with Retry-After when the
+ * account or the service runs too many at once.
+ */
+export const projectSqlRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/sql',
+    auth: 'adminToken',
+    operationId: 'runProjectSql',
+    tags: ['Projects'],
+    summary: 'Run one read-only SQL query on the project’s analytics data',
+    description:
+      `One read-only ClickHouse SELECT over ${TENANT_TABLES.map((t) => `\`${t}\``).join(', ')} (docs/project-sql.md). ` +
+      'ClickHouse itself adds the project, the window and the plan’s event scope to every read of these tables, wherever the query names them; ' +
+      'any other table, database-qualified name outside the service’s database, system table, dictionary or table function other than a row generator (`numbers`, `values`, …) is refused with 400, ' +
+      'and so are the operator SQL’s refusals (a second statement, writes, SETTINGS, functions that reach files or the network). ' +
+      `At most ${PROJECT_SQL_MAX_ROWS.toLocaleString('en')} rows; time (the wait for a turn included) 5 s with embedded chDB or 10 s with a server (PROJECT_SQL_TIMEOUT_MS), memory PROJECT_SQL_MAX_MEMORY_MB. ` +
+      `The window defaults to the plan’s allowance (${PLAN_LIMITS.free.metricsWindowDays} days on Free and Pro, ${PLAN_LIMITS.team.metricsWindowDays} on Team) ending today, and is clamped to it. ` +
+      '429 with Retry-After when the account already runs PROJECT_SQL_ACCOUNT_CONCURRENCY queries (default 2), or too many project queries wait.',
+    params: z.object({
+      id: z.uuid().meta({ param: { description: 'Project id. 404 when no such project exists, 403 when it belongs to another account.' } }),
+    }),
+    body: {
+      description:
+        'Field names are given in camelCase; the snake_case spelling of each top-level field (`date_from` for `dateFrom`) is accepted too. When both are sent, the camelCase one wins.',
+      required: true,
+      content: {
+        'application/json': {
+          schema: object
+            .extend({
+              query: object.shape.query.meta({ description: 'One SELECT (no SETTINGS clause), with `{name:Type}` parameters.' }),
+              params: object.shape.params.meta({ description: 'Values of the query’s parameters, by name.' }),
+              dateFrom: object.shape.dateFrom.meta({
+                description: 'First day to see (UTC). Default: the plan’s allowance before dateTo.',
+              }),
+              dateTo: object.shape.dateTo.meta({ description: 'Last day to see (UTC). Default: today.' }),
+            })
+            .meta({ id: 'ProjectSqlRequest' }),
+        },
+      },
+    },
+    responses: {
+      200: json('The result, with the window and event scope that applied.', ProjectSqlResponse),
+      400: error('Validation failed (the reason names the field), or the query was refused or failed (`query: …`).'),
+      401: error('Missing or invalid admin token.'),
+      403: error('The project belongs to another account, or is suspended.'),
+      404: error('No such project.'),
+      default: error('Any other failure, in the server-wide error body (413, 500, 503 with Retry-After).'),
+    },
+    handler: async (ctx, deps) => {
+      const { sql } = deps;
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const input = parseBody(ProjectSqlBody, ctx.request.body);
+      const { scope, echo } = projectSqlScope(project, input);
+      try {
+        const result = await projectQueries(deps).run(project.account_id, scope, input.query, input.params);
+        ctx.body = { ...result, ...echo };
+      } catch (error) {
+        if (error instanceof ProjectQueryRefused) throw badRequest(`query: ${error.message}`);
+        if (error instanceof ProjectQueryBusy) {
+          throw new AppError(429, `query: ${error.message}`, { 'Retry-After': String(error.retryAfterSeconds) });
+        }
+        throw error;
+      }
+    },
+  }),
+];
+
+/**
+ * The plan's narrowing, as the metrics API applies it (SPEC 8.3): the window defaults to the
+ * plan's whole allowance ending today and is clamped to it; below Pro only the predefined event
+ * names are readable (in events and the rollups; facts are not events).
+ */
+export function projectSqlScope(
+  project: ProjectWithPlan,
+  body: { dateFrom?: string | undefined; dateTo?: string | undefined },
+  now = new Date(),
+): { scope: TenantScope; echo: ProjectSqlEcho } {
+  const allowance = PLAN_LIMITS[project.plan].metricsWindowDays;
+  let window: ReturnType<typeof resolveWindow>;
+  try {
+    const dateTo = body.dateTo ?? now.toISOString().slice(0, 10);
+    const to = Date.parse(`${dateTo}T00:00:00Z`);
+    if (Number.isNaN(to)) throw badRequest('date_to must be a date as YYYY-MM-DD');
+    const dateFrom = body.dateFrom ?? new Date(to - (allowance - 1) * DAY_MS).toISOString().slice(0, 10);
+    window = resolveWindow({ date_from: dateFrom, date_to: dateTo }, project.plan, now);
+  } catch (error) {
+    if (error instanceof MetricsError) throw badRequest(error.message);
+    throw error;
+  }
+  const allNames = PLAN_LIMITS[project.plan].customEventsReadable;
+  return {
+    scope: { projectId: project.id, start: window.start, end: window.end, eventNames: allNames ? null : PREDEFINED_EVENTS },
+    echo: {
+      event_scope: allNames ? 'all' : 'predefined_only',
+      retention_clamped: window.retentionClamped,
+      retention_window_days: window.retentionWindowDays,
+      date_from: window.dateFrom,
+      date_to: window.dateTo,
+    },
+  };
+}

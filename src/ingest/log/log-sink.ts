@@ -1,0 +1,309 @@
+import path from 'node:path';
+import { Gauge, Histogram } from 'prom-client';
+import type { Logger } from '../../core/logger.js';
+import type { Telemetry } from '../../core/telemetry.js';
+import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { findStoredEvents } from '../../olap/tables/events.table.js';
+import { eventKey, type IngestEvent } from '../../core/event.js';
+import { SinkUnavailableError, type EventSink } from '../event-sink.js';
+import type { EventWriter } from '../writer/event-writer.js';
+import { MicroBatcher } from '../micro-batcher.js';
+import { CheckpointStore } from './checkpoint.js';
+import { ClientIdIndex, type Claim } from './client-ids.js';
+import { FRAME_HEADER_BYTES, payloadDocuments } from './frame.js';
+import { SegmentLog } from './segment-log.js';
+import { Shipper, type ShippedBatch, type ShipperOptions } from './shipper.js';
+
+/** The log holds INGEST_LOG_MAX_BYTES of events not yet in ClickHouse: new events are refused (503). */
+export class LogFullError extends SinkUnavailableError {
+  override name = 'LogFullError';
+}
+
+export type LogSinkOptions = {
+  /** The log's directory (DATA_DIR/ingest-log). */
+  dir: string;
+  /** Bound of the bytes of events in the log not yet shipped (INGEST_LOG_MAX_BYTES). */
+  maxBytes: number;
+  /** How long a graceful stop may ship before it leaves the rest for the next start. */
+  shutdownShipMs: number;
+  writer: EventWriter;
+  /** For the lookup of a retried client eventId that was shipped already. */
+  clickhouse: ClickHouseClient;
+  logger: Logger;
+  telemetry?: Telemetry | undefined;
+  shipper?: Partial<ShipperOptions>;
+};
+
+const DEFAULT_SHIPPER: ShipperOptions = {
+  intervalMs: 500,
+  maxBatchBytes: 4 * 1024 * 1024,
+  backoffMs: 100,
+  maxBackoffMs: 5_000,
+};
+
+/** Segments are removed whole once shipped; a few per bound, so that happens steadily. */
+const segmentBytesFor = (maxBytes: number) => Math.min(16 * 1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 8)));
+
+type Append = { bytes: Buffer; count: number };
+
+/**
+ * Embedded ingestion (no Redis): an event is acknowledged once it is durable in the local ingest
+ * log (an O_DSYNC write: on disk when it returns), and a shipper moves the log to ClickHouse in
+ * large inserts.
+ *
+ * Group commit: the requests read in one event-loop turn become one frame, one write on libuv's
+ * pool; while that runs, the next requests gather for the next frame. Every request is answered
+ * when the write holding it completes.
+ *
+ * A client eventId is idempotent (ClientIdIndex): a retry is answered with the event first
+ * accepted, and not appended again.
+ */
+export class LogEventSink implements EventSink {
+  readonly #batcher: MicroBatcher<Append, number>;
+  /** Bytes of requests on their way into the log (reserved against the bound). */
+  #reserved = 0;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  readonly #visibility: Histogram | undefined;
+
+  private constructor(
+    private readonly log: SegmentLog,
+    private readonly index: ClientIdIndex,
+    private readonly shipper: Shipper,
+    private readonly options: LogSinkOptions,
+  ) {
+    this.#batcher = new MicroBatcher<Append, number>({
+      // One frame per event-loop turn; frames grow while the previous write runs.
+      maxItems: 100_000,
+      maxDelayMs: 0,
+      maxConcurrentFlushes: 1,
+      flush: (appends) => {
+        let count = 0;
+        for (const append of appends) count += append.count;
+        return this.log.append(
+          appends.map((append) => append.bytes),
+          count,
+        );
+      },
+    });
+    this.#visibility = options.telemetry
+      ? new Histogram({
+          name: 'feedback_ingest_log_visibility_seconds',
+          help: 'From an event made durable in the ingest log (acknowledged) to its insert into ClickHouse completing',
+          buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+          registers: [options.telemetry.registry],
+        })
+      : undefined;
+    if (options.telemetry) {
+      const sink = this;
+      new Gauge({
+        name: 'feedback_ingest_log_unshipped_bytes',
+        help: 'Bytes of acknowledged events in the local ingest log not yet in ClickHouse (503 at INGEST_LOG_MAX_BYTES)',
+        registers: [options.telemetry.registry],
+        collect() {
+          this.set(sink.unshippedBytes);
+        },
+      });
+      new Gauge({
+        name: 'feedback_ingest_log_failed_inserts',
+        help: 'Consecutive failed inserts of the ingest log shipper (0 while ClickHouse takes them)',
+        registers: [options.telemetry.registry],
+        collect() {
+          this.set(shipper.failures);
+        },
+      });
+    }
+  }
+
+  /** Opens (and recovers) the log under `options.dir`; shipping starts with start(). */
+  static async open(options: LogSinkOptions): Promise<LogEventSink> {
+    const store = new CheckpointStore(options.dir);
+    const checkpoint = await store.load();
+    const { log, report } = await SegmentLog.open(path.join(options.dir, 'segments'), {
+      segmentBytes: segmentBytesFor(options.maxBytes),
+      shippedThrough: checkpoint.shipped,
+    });
+    if (checkpoint.shipped < log.start) checkpoint.shipped = log.start;
+    const index = await ClientIdIndex.open(path.join(options.dir, 'client-ids'));
+    // Client eventIds waiting in the log answer their retries from memory, as before the restart.
+    let events = 0;
+    for (let position = checkpoint.shipping?.from ?? checkpoint.shipped; position < log.end; ) {
+      const { frames, end } = await log.read(position, 8 * 1024 * 1024);
+      if (frames.length === 0) break;
+      for (const frame of frames) {
+        events += frame.count;
+        for (const document of payloadDocuments(frame.payload)) {
+          // A cheap filter first (most events carry server ids); properties may match it too.
+          if (!document.includes('"id_from_client":true')) continue;
+          const event = JSON.parse(document) as IngestEvent;
+          if (!event.id_from_client) continue;
+          const key = eventKey(event.project_id, event.event_id);
+          if (!index.claim(key)) index.setClaim(key, { json: document, durable: Promise.resolve() });
+        }
+      }
+      position = end;
+    }
+    const logger = options.logger.child({ component: 'ingest-log' });
+    const level = report.damage.length > 0 ? 'error' : 'info';
+    logger[level](
+      { ...report, unshippedBytes: log.end - checkpoint.shipped, unshippedEvents: events, reshipRange: checkpoint.shipping },
+      report.damage.length > 0 ? 'ingest log opened with damage' : 'ingest log opened',
+    );
+    let sink: LogEventSink | undefined;
+    const shipper = new Shipper(
+      { log, store, checkpoint, index, writer: options.writer, logger, onShipped: (batch) => sink?.observeShipped(batch) },
+      { ...DEFAULT_SHIPPER, ...options.shipper },
+    );
+    sink = new LogEventSink(log, index, shipper, options);
+    return sink;
+  }
+
+  /** Starts shipping to ClickHouse; call once its schema is migrated. */
+  start(): void {
+    this.shipper.start();
+  }
+
+  /** Bytes of events in the log not yet in ClickHouse. */
+  get unshippedBytes(): number {
+    return this.log.end - this.shipper.shipped;
+  }
+
+  async submit(events: IngestEvent[]): Promise<IngestEvent[]> {
+    if (this.#closed) throw new SinkUnavailableError('shutting down');
+    // Only a retried eventId that may have been shipped asks ClickHouse; every other request goes
+    // on without an await here.
+    const candidates = this.#retryCandidates(events);
+    const stored = candidates.length === 0 ? new Map<string, IngestEvent>() : await this.#storedRetries(candidates);
+
+    // From here to the reservation nothing awaits, so claims cannot race.
+    let resolveDurable!: () => void;
+    let rejectDurable!: (error: unknown) => void;
+    const durable = new Promise<void>((resolve, reject) => {
+      resolveDurable = resolve;
+      rejectDurable = reject;
+    });
+    durable.catch(() => undefined); // observed by whoever waits on it; never unhandled
+    const answer: IngestEvent[] = [];
+    const documents: string[] = [];
+    const claimed: [string, Claim][] = [];
+    const others: Promise<unknown>[] = [];
+    for (const event of events) {
+      if (!event.id_from_client) {
+        documents.push(JSON.stringify(event));
+        answer.push(event);
+        continue;
+      }
+      const key = eventKey(event.project_id, event.event_id);
+      const claim = this.index.claim(key);
+      if (claim) {
+        // A retry of an event in the log (or a repeat within this request): answered with the
+        // first, once that one is durable.
+        answer.push(JSON.parse(claim.json) as IngestEvent);
+        if (claim.durable !== durable) others.push(claim.durable);
+        continue;
+      }
+      const found = stored.get(key);
+      if (found) {
+        answer.push(found);
+        continue;
+      }
+      const json = JSON.stringify(event);
+      const mine: Claim = { json, durable };
+      this.index.setClaim(key, mine);
+      claimed.push([key, mine]);
+      documents.push(json);
+      answer.push(event);
+    }
+    const release = (error: unknown) => {
+      for (const [key, claim] of claimed) this.index.releaseClaim(key, claim);
+      rejectDurable(error);
+    };
+    if (others.length > 0) {
+      // Retries of events still on their way into the log: if that write fails, this request
+      // fails too, and before writing anything of its own, so a 503 never leaves events stored.
+      try {
+        await Promise.all(others);
+      } catch (error) {
+        release(error);
+        throw error;
+      }
+    }
+    if (documents.length > 0) {
+      const bytes = Buffer.from(`${documents.join('\n')}\n`);
+      if (this.unshippedBytes + this.#reserved + bytes.length + FRAME_HEADER_BYTES > this.options.maxBytes) {
+        const error = new LogFullError(
+          `ingest log full (${this.unshippedBytes} bytes not yet in ClickHouse, INGEST_LOG_MAX_BYTES ${this.options.maxBytes})`,
+        );
+        release(error);
+        throw error;
+      }
+      this.#reserved += bytes.length;
+      try {
+        await this.#batcher.add([{ bytes, count: documents.length }]);
+      } catch (error) {
+        release(error);
+        throw error;
+      } finally {
+        this.#reserved -= bytes.length;
+      }
+      resolveDurable();
+      this.shipper.notify();
+    } else {
+      resolveDurable();
+    }
+    return answer;
+  }
+
+  /** Client eventIds not in the log whose hash says they were probably shipped already. */
+  #retryCandidates(events: IngestEvent[]): IngestEvent[] {
+    return events.filter((event) => {
+      if (!event.id_from_client) return false;
+      const key = eventKey(event.project_id, event.event_id);
+      return !this.index.claim(key) && this.index.maybeShipped(key);
+    });
+  }
+
+  /**
+   * The stored events of client eventIds that were probably shipped already (their hash is in
+   * the index): the only case where a request asks ClickHouse. Retries are rare; a new eventId
+   * never gets here.
+   */
+  async #storedRetries(candidates: IngestEvent[]): Promise<Map<string, IngestEvent>> {
+    const stored = new Map<string, IngestEvent>();
+    let found: IngestEvent[];
+    try {
+      found = await findStoredEvents(
+        this.options.clickhouse,
+        [...new Set(candidates.map((event) => event.project_id))],
+        [...new Set(candidates.map((event) => event.event_id))],
+      );
+    } catch (error) {
+      throw new SinkUnavailableError('a retried eventId cannot be checked while ClickHouse is unavailable', { cause: error });
+    }
+    for (const event of found) stored.set(eventKey(event.project_id, event.event_id), event);
+    return stored;
+  }
+
+  /** Records, per event of a shipped batch, how long it took from acknowledged to inserted. */
+  observeShipped(batch: ShippedBatch): void {
+    if (!this.#visibility) return;
+    for (const frame of batch.frames) {
+      const seconds = Math.max(0, (batch.shippedAt - frame.appendedAt) / 1000);
+      for (let i = 0; i < frame.count; i++) this.#visibility.observe(seconds);
+    }
+  }
+
+  /**
+   * Refuses new events, writes what is buffered, ships what it can within the shutdown bound,
+   * and leaves the rest in the log for the next start.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await this.#batcher.drain();
+      await this.shipper.stop(this.options.shutdownShipMs);
+      await this.log.close();
+    })();
+    return this.#closing;
+  }
+}

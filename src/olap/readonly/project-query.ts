@@ -1,0 +1,158 @@
+import type { ClickHouseClient } from '../clickhouse.js';
+import { QueryGateBusy } from './query-gate.js';
+import { readonlyLane } from './readonly-lane.js';
+import { jsonLines, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
+import type { AstVerdict } from './readonly-ast-guard.js';
+import type { ParamValue, ReadonlySession } from './readonly-session.js';
+import { tenantTableFilters, type TenantScope } from './tenant-filters.js';
+import { judgeQueryTree, judgeTenantAst, type TenantCatalog } from './tenant-guard.js';
+
+export type { TenantScope } from './tenant-filters.js';
+/** Refusal of a project query: a 400 with this message. */
+export { ReadonlyQueryRefused as ProjectQueryRefused };
+/** No turn for a project query (the account's or the service's limit): a 429 with Retry-After. */
+export { QueryGateBusy as ProjectQueryBusy };
+
+export const PROJECT_SQL_MAX_ROWS = 10_000;
+/** Default limit of a project query with embedded chDB, which shares the service's process. */
+export const PROJECT_SQL_EMBEDDED_TIMEOUT_MS = 5_000;
+/** Default limit of a project query with a ClickHouse server. */
+export const PROJECT_SQL_SERVER_TIMEOUT_MS = 10_000;
+export const PROJECT_SQL_DEFAULT_MEMORY_BYTES = 512 * 1024 * 1024;
+export const PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY = 2;
+
+export type ProjectQueryResult = {
+  columns: { name: string; type: string }[];
+  rows: Record<string, unknown>[];
+  row_count: number;
+  truncated: boolean;
+  elapsed_ms: number;
+};
+
+export type ProjectQueries = {
+  /** Runs one read-only query of `accountId` that sees only the rows of `scope` (docs/project-sql.md). */
+  run(accountId: string, scope: TenantScope, text: string, params: Record<string, ParamValue>): Promise<ProjectQueryResult>;
+};
+
+export type ProjectQueriesOptions = {
+  /** The service's client; used as is with a ClickHouse server. */
+  clickhouse: ClickHouseClient;
+  /** CLICKHOUSE_URL: unset means embedded chDB in this process. */
+  clickhouseUrl: string | undefined;
+  /** DATA_DIR, whose clickhouse/ directory embedded chDB holds. */
+  dataDir: string;
+  /** A query's whole time, its wait for a turn included; unset: the mode's default. */
+  timeoutMs?: number | undefined;
+  /** max_memory_usage of one query. */
+  maxMemoryBytes?: number | undefined;
+  /** Queries of one account running or waiting at once; more get a 429. */
+  accountConcurrency?: number | undefined;
+  maxRows?: number;
+};
+
+/**
+ * Tenant SQL (POST /projects/:id/sql): the operator's read-only path (readonly-query.ts: one
+ * statement, read-only session, parse-tree guard, a deadline that counts the wait) with three
+ * additions:
+ * - the session carries `additional_table_filters` for the four tenant tables, so the engine
+ *   adds the project, window and event-name filter to every read of them, wherever it appears in
+ *   the query (subquery, CTE, JOIN, UNION, IN, database-qualified name);
+ * - the statement may read only those tables (tenant-guard.ts), checked on the engine's parse and
+ *   on its resolution, so no read goes around the filters;
+ * - memory is bounded, and so are the queries of one account at a time.
+ * With embedded chDB, project queries run on sessions of their own, one at a time on one thread,
+ * outside chdb's parameter chain, like operator queries: metrics and ingestion never wait for them.
+ */
+export function createProjectQueries(options: ProjectQueriesOptions): ProjectQueries {
+  const { embedded, engine, timeoutMs, retryAfterSeconds, gate } = readonlyLane({
+    ...options,
+    defaultTimeoutMs: { embedded: PROJECT_SQL_EMBEDDED_TIMEOUT_MS, server: PROJECT_SQL_SERVER_TIMEOUT_MS },
+    label: 'project queries',
+  });
+  const database = embedded ? 'default' : serverDatabase(options.clickhouseUrl ?? '');
+  const perAccount = options.accountConcurrency ?? PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY;
+  const inFlight = new Map<string, number>();
+  const maxRows = options.maxRows ?? PROJECT_SQL_MAX_ROWS;
+  const maxMemoryBytes = options.maxMemoryBytes ?? PROJECT_SQL_DEFAULT_MEMORY_BYTES;
+
+  return {
+    async run(accountId, scope, text, params) {
+      const started = performance.now();
+      const deadline = Date.now() + timeoutMs;
+      const mine = inFlight.get(accountId) ?? 0;
+      if (mine >= perAccount) {
+        throw new QueryGateBusy(`this account already runs ${perAccount} SQL queries; retry later`, retryAfterSeconds);
+      }
+      inFlight.set(accountId, mine + 1);
+      let idle: Promise<void> = Promise.resolve();
+      let release = () => {};
+      try {
+        release = await gate.enter(deadline);
+        const remainingMs = deadline - Date.now();
+        if (remainingMs < 50) throw new QueryGateBusy('the time limit ran out while earlier project queries ran; retry later', 1);
+        const result = await runReadonlyQuery(
+          engine,
+          text,
+          params,
+          {
+            timeoutMs: remainingMs,
+            maxRows,
+            // One thread in embedded mode: metrics and ingestion keep the other cores.
+            maxThreads: embedded ? 1 : 0,
+            maxMemoryBytes,
+            tableFilters: tenantTableFilters(scope, database),
+          },
+          {
+            onEngineIdle: (settled) => (idle = settled),
+            check: (statement, astRows, session) => tenantCheck(statement, astRows, session, database),
+          },
+        );
+        return {
+          columns: result.columns,
+          rows: result.rows,
+          row_count: result.rows.length,
+          truncated: result.truncated,
+          elapsed_ms: Math.round(performance.now() - started),
+        };
+      } finally {
+        // The turn and the account's place end when the engine is done, not when the caller was answered.
+        const done = () => {
+          release();
+          const left = (inFlight.get(accountId) ?? 1) - 1;
+          if (left > 0) inFlight.set(accountId, left);
+          else inFlight.delete(accountId);
+        };
+        void idle.then(done, done);
+      }
+    },
+  };
+}
+
+/**
+ * The tenant's narrowing, run on the query's own read-only session: its parse names only the
+ * allowed tables (so resolving it reads nothing else), then the engine's resolution of it reads
+ * only those tables. The session must be in the database whose tables the filters name.
+ */
+async function tenantCheck(statement: string, astRows: string[], session: ReadonlySession, database: string): Promise<AstVerdict> {
+  const [catalog] = jsonLines<TenantCatalog>(
+    await session.run(
+      'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()',
+      'JSONEachRow',
+    ),
+  );
+  if (!catalog || catalog.database !== database)
+    throw new Error(`the ClickHouse session is in database ${catalog?.database ?? '?'}, not ${database}`);
+  const parsed = judgeTenantAst(astRows, catalog);
+  if (!parsed.ok) return parsed;
+  const tree = jsonLines<{ explain: string }>(await session.run(`EXPLAIN QUERY TREE ${statement}`, 'JSONEachRow'));
+  return judgeQueryTree(
+    tree.map((row) => row.explain),
+    database,
+  );
+}
+
+/** The database of a CLICKHOUSE_URL (its path, as @clickhouse/client reads it), else `default`. */
+function serverDatabase(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.replace(/^\/+|\/+$/g, ''));
+  return name === '' ? 'default' : name;
+}

@@ -1,0 +1,189 @@
+import { createRequire } from 'node:module';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+
+/** Engine limits of one read-only query. */
+export type ReadonlyLimits = {
+  /** Time the engine gives the query (max_execution_time), in milliseconds. */
+  timeoutMs: number;
+  /** Result rows at most (max_result_rows, with result_overflow_mode = 'break'). */
+  maxResultRows: number;
+  /** Threads of the query (max_threads); 0 leaves the engine's default. */
+  maxThreads: number;
+  /** Memory of the query at most (max_memory_usage), in bytes; unset leaves the engine's default. */
+  maxMemoryBytes?: number | undefined;
+  /**
+   * Row filters the engine adds to every read of a table (additional_table_filters), by table
+   * name: the filter expression is SQL the service writes from its own validated values, never
+   * request text (project-query.ts). Set before readonly, so the query cannot lift it.
+   */
+  tableFilters?: Readonly<Record<string, string>> | undefined;
+};
+
+export type ParamValue = string | number | boolean;
+
+/**
+ * A connection on which everything runs read-only, for one query and its checks: `run` executes
+ * one statement and answers its output in `format`. `{name:Type}` parameters are the session's:
+ * the values given to `open`, plus those given to `run`.
+ */
+export type ReadonlySession = {
+  run(statement: string, format: 'JSONEachRow' | 'JSON', params?: Record<string, ParamValue>): Promise<string>;
+  /** Releases the session; a statement still running on it finishes first. */
+  close(): void;
+  /** Settles when no statement of the session runs in the engine any more. */
+  idle(): Promise<void>;
+};
+
+/** Where read-only sessions come from: embedded chDB or a ClickHouse server. */
+export type ReadonlyEngine = {
+  open(limits: ReadonlyLimits, params: Record<string, ParamValue>): Promise<ReadonlySession>;
+};
+
+/** Settings of every read-only statement; readonly comes last so the others may still be set. */
+function readonlySettings(limits: ReadonlyLimits): Record<string, number | string> {
+  return {
+    max_execution_time: Math.max(0.001, limits.timeoutMs / 1000),
+    max_result_rows: limits.maxResultRows,
+    result_overflow_mode: 'break',
+    // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
+    output_format_json_quote_64bit_integers: 1,
+    ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
+    ...(limits.maxMemoryBytes !== undefined ? { max_memory_usage: limits.maxMemoryBytes } : {}),
+    ...(limits.tableFilters ? { additional_table_filters: mapText(limits.tableFilters) } : {}),
+    allow_ddl: 0,
+    allow_introspection_functions: 0,
+    readonly: 1,
+  };
+}
+
+/**
+ * A ClickHouse server: every statement carries `readonly = 1` and the limits as settings of the
+ * request, which the server applies before it parses the statement, so the statement's own
+ * SETTINGS cannot lift them; the HTTP interface runs one statement per request. Pointed at a user
+ * whose profile is read-only with `<constraints>` (docs/sql-safety.md), the same holds even if
+ * a setting here were wrong.
+ */
+export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
+  return {
+    async open(limits, params) {
+      const settings = readonlySettings(limits) as ClickHouseSettings;
+      const running = new Set<Promise<unknown>>();
+      return {
+        async run(statement, format, extra = {}) {
+          const call = client
+            .query({ query: statement, format, query_params: { ...params, ...extra }, clickhouse_settings: settings })
+            .then((r) => r.text());
+          running.add(call);
+          try {
+            return await call;
+          } finally {
+            running.delete(call);
+          }
+        },
+        close() {},
+        async idle() {
+          await Promise.allSettled([...running]);
+        },
+      };
+    },
+  };
+}
+
+type ChdbSession = {
+  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string }>;
+  close(): void;
+};
+type ChdbModule = { Session: new (path: string) => ChdbSession };
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Embedded chDB: a fresh chDB session (its own native connection on the service's data
+ * directory) per query, so
+ * - nothing of one query (settings, parameter values, a failed query's partial output) reaches
+ *   another: each starts from the engine's defaults and its session is closed after it;
+ * - the query runs beside the service's own connection, not behind it: statements without driver
+ *   parameters do not take chdb's process-wide parameter chain, so metrics and ingestion never
+ *   wait for an operator query. Parameters are bound as the session's `param_<name>` settings,
+ *   which are per connection (measured: no value crossed between sessions under load).
+ * The session is made read-only once, at open (`SET …, readonly = 1`); from then on the engine
+ * refuses every write, DDL, SET and table function that reaches files, the network or processes,
+ * and `SET readonly = 0` is itself refused.
+ */
+export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
+  const { Session } = require('chdb') as ChdbModule;
+  return {
+    async open(limits, params) {
+      const session = new Session(dataPath);
+      const running = new Set<Promise<unknown>>();
+      const exec = (sql: string, format: string) => {
+        const call = session.queryAsync(sql, { format });
+        running.add(call);
+        void call.then(
+          () => running.delete(call),
+          () => running.delete(call),
+        );
+        return call.then((r) => r.text());
+      };
+      const bind = async (values: Record<string, ParamValue>) => {
+        const assignments = Object.entries(values).map(([name, value]) => `${paramSetting(name)} = ${stringLiteral(paramText(value))}`);
+        if (assignments.length > 0) await exec(`SET ${assignments.join(', ')}`, 'TSV');
+      };
+      try {
+        await exec(`SET ${settingsText(readonlySettings(limits))}`, 'TSV');
+        await bind(params);
+      } catch (error) {
+        session.close();
+        throw error;
+      }
+      return {
+        async run(statement, format, extra = {}) {
+          await bind(extra);
+          return exec(statement, format);
+        },
+        close: () => session.close(),
+        async idle() {
+          await Promise.allSettled([...running]);
+        },
+      };
+    },
+  };
+}
+
+/** `param_<name>`: the name is checked, never quoted into the statement as it came. */
+function paramSetting(name: string): string {
+  if (!/^\w{1,64}$/.test(name)) throw new RangeError(`invalid parameter name ${JSON.stringify(name)}`);
+  return `param_${name}`;
+}
+
+/**
+ * A parameter value as ClickHouse reads `param_<name>` (the Escaped text format, as
+ * @clickhouse/client sends parameters over HTTP): booleans as 1/0, strings with backslash, tab,
+ * newline and carriage return escaped. Round-trips every string (test/olap/admin-sql-hostile.test.ts).
+ */
+function paramText(value: ParamValue): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  if (typeof value === 'number') return String(value);
+  return value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+}
+
+/** A ClickHouse string literal: backslash and quote escaped, so the value cannot end it early. */
+function stringLiteral(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/**
+ * A Map(String, String) setting as ClickHouse parses it from text (`{'events':'…'}`), the form a
+ * server takes as a request setting and chDB's `SET` takes as a string.
+ */
+function mapText(entries: Readonly<Record<string, string>>): string {
+  return `{${Object.entries(entries)
+    .map(([key, value]) => `${stringLiteral(key)}:${stringLiteral(value)}`)
+    .join(',')}}`;
+}
+
+function settingsText(settings: ClickHouseSettings): string {
+  return Object.entries(settings)
+    .map(([name, value]) => `${name} = ${typeof value === 'number' ? value : stringLiteral(String(value))}`)
+    .join(', ');
+}
