@@ -22,6 +22,7 @@ import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
@@ -65,6 +66,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
+    routesRouter(deps, identityRoutes),
     projectFeedbackRouter(deps),
     routesRouter(deps, deliveryRoutes),
     routesRouter(deps, unsubscribeRoutes),

@@ -18,7 +18,9 @@ export type RouteAuth =
   | 'public'
   /** X-API-Key, charged to the key's general budget. */
   | 'apiKey'
-  /** X-API-Key, charged to the key's ingestion budget (events). */
+  /** X-API-Key, secret or publishable (a web page's pk_…, docs/widget.md), charged to the key's general budget. */
+  | 'clientKey'
+  /** X-API-Key, secret or publishable, charged to the key's ingestion budget (events). */
   | 'ingestKey'
   /** The account's admin token (owner or team member). */
   | 'adminToken'
@@ -72,6 +74,7 @@ export function defineRoute(definition: RouteDefinition): RouteDefinition {
 const SECURITY: Record<RouteAuth, RouteConfig['security']> = {
   public: PUBLIC,
   apiKey: API_KEY,
+  clientKey: API_KEY,
   ingestKey: API_KEY,
   adminToken: ADMIN_TOKEN,
   operatorToken: OPERATOR_TOKEN,
@@ -123,7 +126,8 @@ function credentialMiddleware(deps: ApiDeps): CredentialMiddleware {
   return {
     public: () => undefined,
     apiKey: once(() => apiKeyAuth(deps.projectKeys) as RouterMiddleware<AppState>),
-    ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest' }) as RouterMiddleware<AppState>),
+    clientKey: once(() => apiKeyAuth(deps.projectKeys, { acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
+    ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest', acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
     adminToken: once(() => adminAuth(deps.sql) as RouterMiddleware<AppState>),
     operatorToken: once(() => operatorAuth(deps.operatorToken) as RouterMiddleware<AppState>),
   };

@@ -89,6 +89,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
   RATE_LIMIT_API: rateLimitVariable('100/s'),
   RATE_LIMIT_AUTH_FAILURES: rateLimitVariable('20/min'),
+  RATE_LIMIT_ANONYMOUS: rateLimitVariable('30/h'),
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
@@ -165,6 +166,8 @@ export type Config = {
     api: RateLimit;
     /** Per client IP: answers 401; once spent, that IP's authenticated requests get 429. */
     authFailures: RateLimit;
+    /** Per client IP: anonymous votes, comments and submissions on a public board. */
+    anonymous: RateLimit;
     /** Reverse proxies in front of the API whose X-Forwarded-For entry names the client (0: none). */
     trustedProxyHops: number;
   };
@@ -262,6 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ingest: e.RATE_LIMIT_INGEST,
       api: e.RATE_LIMIT_API,
       authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      anonymous: e.RATE_LIMIT_ANONYMOUS,
       trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     },
     delivery: {

@@ -21,7 +21,7 @@ function feedbackColumns(sql: SqlLike, viewer: string | undefined) {
   return sql`
     f.id, f.project_id, f.title, f.description, f.status, f.category, f.user_id, f.user_email,
     f.vote_count, f.comment_count, f.created_at, f.updated_at, f.rejection_reason,
-    f.merged_into_id, f.merged_at,
+    f.merged_into_id, f.merged_at, f.awaiting_approval,
     ${
       viewer === undefined ? sql`false` : sql`exists (select 1 from votes v where v.feedback_id = f.id and v.user_id = ${viewer})`
     } as has_voted,
@@ -42,6 +42,11 @@ export type FeedbackFilters = {
   status?: FeedbackStatus | undefined;
   category?: FeedbackCategory | undefined;
   includeMerged: boolean;
+  /**
+   * `awaiting`: only anonymous submissions waiting for an owner's approval (the moderation queue);
+   * otherwise every list leaves them out (docs/widget.md, "Moderation").
+   */
+  approval?: 'published' | 'awaiting' | undefined;
   /** Title contains this text, case-insensitively (the owner's list only). */
   q?: string | undefined;
   sort: FeedbackSort | OwnerFeedbackSort;
@@ -89,6 +94,7 @@ export async function listFeedbacks(
       ${filters.status ? sql`and f.status = ${filters.status}` : sql``}
       ${filters.category ? sql`and f.category = ${filters.category}` : sql``}
       ${filters.includeMerged ? sql`` : sql`and f.merged_into_id is null`}
+      ${filters.approval === 'awaiting' ? sql`and f.awaiting_approval` : sql`and not f.awaiting_approval`}
       ${titleContains(sql, filters.q)}
     order by ${orderBy(sql, filters.sort)}
     ${filters.limit !== undefined ? sql`limit ${filters.limit}` : sql``}
@@ -134,6 +140,8 @@ export type NewFeedback = {
   category: FeedbackCategory;
   userId: string;
   userEmail?: string | undefined;
+  /** An anonymous board submission: hidden from public lists until an owner approves it. */
+  awaitingApproval?: boolean | undefined;
 };
 
 export type CreateFeedbackResult = { kind: 'created'; feedback: FeedbackRow } | { kind: 'limit_reached'; limit: number };
@@ -156,9 +164,9 @@ export async function createFeedback(
       if (count >= maxFeedback) return { kind: 'limit_reached', limit: maxFeedback };
     }
     const [created] = await tx<{ id: string }[]>`
-      insert into feedbacks (project_id, title, description, category, user_id, user_email, vote_count)
+      insert into feedbacks (project_id, title, description, category, user_id, user_email, vote_count, awaiting_approval)
       values (${projectId}, ${input.title}, ${input.description}, ${input.category},
-              ${input.userId}, ${input.userEmail ?? null}, 1)
+              ${input.userId}, ${input.userEmail ?? null}, 1, ${input.awaitingApproval === true})
       returning id`;
     const id = (created as { id: string }).id;
     await tx`
@@ -339,4 +347,14 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
     await recordNotification(tx, feedbackMerged(mergedSource as FeedbackRow, mergedTarget as FeedbackRow, sourceVoters));
     return { kind: 'merged' as const, source: mergedSource as FeedbackRow, target: mergedTarget as FeedbackRow };
   });
+}
+
+/** Publishes an anonymous submission (the moderation queue); null when the item is not the project's. */
+export async function approveFeedback(sql: SqlLike, projectId: string, id: string): Promise<FeedbackRow | null> {
+  const [updated] = await sql<{ id: string }[]>`
+    update feedbacks set awaiting_approval = false, updated_at = now()
+    where id = ${id} and project_id = ${projectId}
+    returning id`;
+  if (!updated) return null;
+  return findFeedback(sql, projectId, id, undefined);
 }

@@ -72,6 +72,7 @@ describe('rate-limit configuration', () => {
       ingest: { points: 1000, windowSeconds: 1 },
       api: { points: 100, windowSeconds: 1 },
       authFailures: { points: 20, windowSeconds: 60 },
+      anonymous: { points: 30, windowSeconds: 3600 },
       trustedProxyHops: 0,
     });
     expect(config.http).toEqual({ requestTimeoutMs: 60_000, headersTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 });

@@ -9,6 +9,7 @@ import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
@@ -65,6 +66,7 @@ function register(registry: OpenAPIRegistry) {
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
   registerRoutes(route, projectRoutes);
+  registerRoutes(route, identityRoutes);
   registerProjectFeedbackPaths(route);
   registerRoutes(route, memberRoutes);
   registerRoutes(route, integrationRoutes);

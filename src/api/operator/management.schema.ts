@@ -36,7 +36,12 @@ export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 export const UpdateProjectBody = bodySchema({
   name: projectName.optional(),
   archived: z.boolean({ error: 'must be a boolean' }).optional(),
-}).refine((body) => body.name !== undefined || body.archived !== undefined, { error: 'name or archived is required' });
+  requireSignedIdentity: z.boolean({ error: 'must be a boolean' }).optional(),
+  boardPublic: z.boolean({ error: 'must be a boolean' }).optional(),
+  anonymousFeedback: z.boolean({ error: 'must be a boolean' }).optional(),
+}).refine((body) => Object.values(body).some((value) => value !== undefined), {
+  error: 'at least one of name, archived, requireSignedIdentity, boardPublic, anonymousFeedback is required',
+});
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 /** GET /admin/dead-letters query (operator), read verbatim. */
