@@ -6,6 +6,8 @@ import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { publishingSink } from './live/publishing-sink.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
@@ -27,6 +29,7 @@ import {
   memberRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -38,11 +41,17 @@ import { webStatic } from './web/web-static.js';
 export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa application from its dependencies; it opens no connection itself. */
-export function buildApp(deps: ApiDeps): Koa<AppState> {
+export function buildApp(given: ApiDeps): Koa<AppState> {
+  // The live view's source (docs/insights.md): the process's own, or one in memory (a single process).
+  const deps: ApiDeps = given.liveFeed ? given : { ...given, liveFeed: new LocalLiveFeed() };
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  const events = routesRouter(deps, INGESTION_ROUTES);
+  // The live view's hook: the events routes' sink also hands acknowledged events to the feed.
+  const events = routesRouter(
+    { ...deps, eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()) },
+    INGESTION_ROUTES,
+  );
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -70,6 +79,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     deletionRouter(deps),
     adminAccountsRouter(deps),
     routesRouter(deps, projectSqlRoutes),
+    // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
+    routesRouter(deps, insightsRoutes),
   ]) {
     api.use(router.routes());
   }

@@ -3,6 +3,7 @@ import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { identityRoutes } from './identity/identity.routes.js';
+import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
@@ -27,6 +28,7 @@ export {
   accountRoutes,
   deliveryRoutes,
   identityRoutes,
+  insightsRoutes,
   integrationRoutes,
   memberRoutes,
   projectRoutes,

@@ -118,6 +118,9 @@ const EnvSchema = z.object({
   PROJECT_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   PROJECT_SQL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_048_576).default(512),
   PROJECT_SQL_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** GET /projects/:id/live (docs/insights.md): open streams per account and API process; the heartbeat's period. */
+  LIVE_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1000).default(5),
+  LIVE_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
 });
 
 export type Config = {
@@ -214,6 +217,8 @@ export type Config = {
     /** Queries of one account running or waiting at once (per API process); more get a 429. */
     accountConcurrency: number;
   };
+  /** The live view's SSE streams (GET /projects/:id/live). */
+  live: { maxConnectionsPerAccount: number; heartbeatMs: number };
 };
 
 /**
@@ -290,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxMemoryBytes: e.PROJECT_SQL_MAX_MEMORY_MB * 1024 * 1024,
       accountConcurrency: e.PROJECT_SQL_ACCOUNT_CONCURRENCY,
     },
+    live: { maxConnectionsPerAccount: e.LIVE_MAX_CONNECTIONS_PER_ACCOUNT, heartbeatMs: e.LIVE_HEARTBEAT_SECONDS * 1000 },
   };
 }
 

@@ -16,6 +16,7 @@ import {
   memberRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -61,6 +62,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
   registerRoutes(route, projectSqlRoutes);
+  registerRoutes(route, insightsRoutes);
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
