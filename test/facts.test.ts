@@ -155,7 +155,8 @@ describe.each([
     const registrations: [string, Record<string, unknown>, number | null][] = [
       ['erin', { userId: 'erin', mrr: 10 }, 10],
       ['erin', { userId: 'erin', mrr: 25.5 }, 25.5],
-      ['erin', { userId: 'erin' }, 25.5],
+      ['erin', { userId: 'erin' }, null],
+      ['erin', { userId: 'erin', mrr: 25.5 }, 25.5],
       ['erin', { userId: 'erin', mrr: null }, null],
       ['erin', { user_id: 'erin', mrr: 0 }, 0],
       ['fay', { userId: 'fay' }, null],

@@ -10,9 +10,7 @@ import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, Re
 import { presentComment, presentFeedback } from './feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
-
-/** The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. */
-const viewerOf = (ctx: RequestContext) => ctx.get('x-user-id') || undefined;
+import { viewerOf } from '../viewer.js';
 
 /** A malformed id cannot name an item, so it is a 404 like any missing one. */
 function feedbackId(ctx: RequestContext): string {
@@ -39,9 +37,10 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
 
   router.post('/feedbacks', auth, async (ctx) => {
     const body = parseBody(CreateFeedbackBody, ctx.request.body);
+    const viewer = viewerOf(ctx);
     assertWritable(ctx);
     const project = keyProject(ctx);
-    const result = await createFeedback(sql, project.id, body, PLAN_LIMITS[project.plan].maxFeedbackPerProject);
+    const result = await createFeedback(sql, project.id, body, PLAN_LIMITS[project.plan].maxFeedbackPerProject, viewer);
     if (result.kind === 'limit_reached') {
       throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
     }

@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { Project } from '../../oltp/projects.repo.js';
 
 /** Project record (DESIGN 3). The API key appears only in the responses that create it. */
@@ -8,7 +9,7 @@ export function presentProject(row: Project, apiKey?: string) {
     ...(apiKey === undefined ? {} : { api_key: apiKey }),
     archived: row.archived,
     suspended: row.suspended,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }

@@ -27,7 +27,7 @@ const SdkUserListQuery = ListSdkUsersQuery.extend({
 
 const requestBodies = () => ({
   registerSdkUser: body(
-    withFieldDocs(RegisterUserBody, { mrr: 'Monthly recurring revenue. Omitted: the stored figure is kept; null: it is cleared.' }),
+    withFieldDocs(RegisterUserBody, { mrr: 'Monthly recurring revenue. The stored figure becomes what is sent: omitted or null clears it (as the origin service did; an SDK clears a user\'s payment this way).' }),
     'RegisterSdkUserRequest',
   ),
 });
@@ -43,7 +43,7 @@ export function registerUserPaths(route: Route) {
     tags: ['SDK users'],
     summary: 'Register or update an SDK user',
     description:
-      'Creates the user, or updates `last_seen_at` and `mrr` of a known one. An omitted `mrr` keeps the stored figure; `"mrr": null` clears it. Allowed on archived projects.',
+      'Creates the user, or updates `last_seen_at` and `mrr` of a known one. The stored `mrr` becomes the one sent: a call without `mrr` (or with `"mrr": null`) clears it, as the origin service did (its SDKs clear a payment that way), so send the figure on every call. Allowed on archived projects.',
     security: API_KEY,
     request: { body: requests.registerSdkUser },
     responses: {
