@@ -56,7 +56,9 @@ describe('POST /feedbacks', () => {
       merged_at: null,
       merged_feedback_ids: null,
     });
-    expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
+    // RFC 3339 in whole seconds, UTC: the origin's Swift SDK (`.iso8601`) refuses a fraction.
+    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(body.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const read = await server.request('GET', `/api/v1/feedbacks/${body.id}`, { apiKey: project.apiKey, userId: 'alice' });
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ vote_count: 1, has_voted: true });

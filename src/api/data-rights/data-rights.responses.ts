@@ -12,7 +12,6 @@ import { count, timestamp, uuid } from '../openapi/response-fields.js';
  * the other *.responses.ts, with the same compile-time check against the code that builds them.
  */
 
-
 const jobStatus = z.enum(JOB_STATUSES).meta({
   description: '`pending` (not started), `running`, `done`, or `failed` (gave up after repeated errors; `last_error` says why).',
 });

@@ -101,7 +101,8 @@ API's \`{ "error": { "code": "METRICS_…", "message": "…" } }\` (its 400s, 40
 measure 403). Clients tell them apart by the type of \`error\`. Unknown routes are 404 in the
 server-wide body.
 
-Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one).
+Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one) and
+\`X-Content-Type-Options: nosniff\`.
 `.trim();
 
 /** Builds the document. Pure: the same every time, so callers may cache it. */

@@ -16,5 +16,9 @@ export const uuid = z.uuid();
  */
 export const timestamp = z.iso
   .datetime({ precision: 0 })
-  .meta({ description: 'RFC 3339 timestamp in whole seconds, UTC (`2026-01-31T12:00:00Z`)', example: '2026-01-31T12:00:00Z' });
+  .meta({
+    description: 'RFC 3339 timestamp in whole seconds, UTC (`2026-01-31T12:00:00Z`)',
+    example: '2026-01-31T12:00:00Z',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+  });
 export const count = z.number().int().min(0);

@@ -10,6 +10,7 @@ import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest } from '../errors.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
 import type { AppState } from '../state.js';
+import { answerSqlResult } from './sql-result-body.js';
 import { parseBody } from '../validation.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -46,7 +47,7 @@ export function projectSqlRouter({ sql, clickhouse, config }: ApiDeps): Router<A
     const { scope, echo } = projectSqlScope(project, body);
     try {
       const result = await queries.run(project.account_id, scope, body.query, body.params);
-      ctx.body = { ...result, ...echo };
+      answerSqlResult(ctx, result, echo);
     } catch (error) {
       if (error instanceof ProjectQueryRefused) throw badRequest(`query: ${error.message}`);
       if (error instanceof ProjectQueryBusy) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AdhocResult } from '../../olap/adhoc-query.js';
+import type { SqlResultBody } from './sql-result-body.js';
 import { count } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 
@@ -17,4 +17,4 @@ export const AdhocSqlResponse = z
   })
   .meta({ id: 'AdhocSqlResult' });
 
-export type AdhocSqlResponseChecks = [Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>];
+export type AdhocSqlResponseChecks = [Expect<SameShape<SqlResultBody<Record<never, never>>, Out<typeof AdhocSqlResponse>>>];

@@ -27,7 +27,9 @@ const SdkUserListQuery = ListSdkUsersQuery.extend({
 
 const requestBodies = () => ({
   registerSdkUser: body(
-    withFieldDocs(RegisterUserBody, { mrr: 'Monthly recurring revenue. The stored figure becomes what is sent: omitted or null clears it (as the origin service did; an SDK clears a user\'s payment this way).' }),
+    withFieldDocs(RegisterUserBody, {
+      mrr: "Monthly recurring revenue. The stored figure becomes what is sent: omitted or null clears it (as the origin service did; an SDK clears a user's payment this way).",
+    }),
     'RegisterSdkUserRequest',
   ),
 });
