@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isBlockedAddress } from '../src/workers/notify/ssrf.js';
@@ -238,10 +241,39 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
     const ip = deliveries.find((d) => d.recipient === byIp.id)!;
     const name = deliveries.find((d) => d.recipient === byName.id)!;
     expect(ip).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(ip.last_error).toMatch(/^refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private or link-local address/);
+    expect(ip.last_error).toMatch(/^refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, which is not a global unicast address of another host/);
     expect(name).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(name.last_error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback/);
+    expect(name.last_error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), which is not/);
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('refuses, at delivery time, a webhook to this host’s own non-loopback address (it reached a listener there)', async () => {
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal);
+    expect(own, 'the machine has a non-loopback IPv4 interface').toBeDefined();
+    const listener = createServer((request, response) => {
+      heard.push(request.url ?? '');
+      response.end('ok');
+    });
+    const heard: string[] = [];
+    await new Promise<void>((resolve) => listener.listen(0, own!.address, resolve));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const project = await createProject(server, { plan: 'pro' });
+      const hook = await addIntegration(server, project, {
+        kind: 'webhook',
+        url: `http://${own!.address}:${port}/hook`,
+        secret: 'whsec_own_address',
+      });
+      await createFeedback(server, project);
+      const [delivery] = await settledDeliveries(server, project);
+      expect(delivery).toMatchObject({ recipient: hook.id, status: 'failed', attempts: 1 });
+      expect(delivery!.last_error).toMatch(new RegExp(`^refused: ${own!.address.replaceAll('.', '\\.')} resolves to`));
+      expect(heard).toEqual([]);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
   });
 
   it('classifies addresses: private, loopback, link-local and mapped ones are blocked, public ones are not', () => {
@@ -266,6 +298,23 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
       '2002:a9fe:a9fe::',
       '::127.0.0.1',
       '::a9fe:a9fe',
+      // IANA special-purpose ranges the docs call reserved: documentation (TEST-NET-1/2/3,
+      // 2001:db8::/32), the 6to4 relay anycast, discard-only, Teredo, benchmarking, broadcast.
+      '192.0.2.1',
+      '198.51.100.7',
+      '203.0.113.9',
+      '192.88.99.1',
+      '2001:db8::1',
+      '100::1',
+      '2001::1',
+      '198.18.0.1',
+      '255.255.255.255',
+      // Not an address at all.
+      'example.com',
+      // This host's own addresses, whatever their range.
+      ...Object.values(networkInterfaces())
+        .flat()
+        .flatMap((entry) => (entry ? [entry.address.replace(/%.*$/, '')] : [])),
     ]) {
       expect(isBlockedAddress(address), address).toBe(true);
     }
