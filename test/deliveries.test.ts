@@ -7,11 +7,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isBlockedAddress } from '../src/workers/notify/ssrf.js';
 import { claimDelivery, markAttemptFailed, markDelivered } from '../src/oltp/deliveries.repo.js';
-import { dispatchNotifications } from '../src/oltp/notifications.repo.js';
+import { dispatchNotifications, pruneSettledNotifications } from '../src/oltp/notifications.repo.js';
 import { enqueueDeliveries } from '../src/workers/notify/deliveries.queue.js';
 import { runDelivery, type DeliveryDeps } from '../src/workers/notify/deliveries.worker.js';
 import { createFeedback, createProject, setPlan, type TestProject } from './helpers/factories.js';
-import { addIntegration, addMember, listDeliveries, settledDeliveries, type Delivery } from './helpers/notifications.js';
+import { addIntegration, addMember, listDeliveries, notificationCount, settledDeliveries, type Delivery } from './helpers/notifications.js';
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from './helpers/receivers.js';
 import { eventually, redisAvailable } from './helpers/redis.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -215,6 +215,31 @@ describe('the same delivery run twice at once, without workers', () => {
     expect(receiver.requests).toHaveLength(1);
     // Dispatching again expands nothing: each notification becomes deliveries once.
     expect((await dispatchNotifications(server.sql, 100)).notifications).toBe(0);
+  });
+
+  it('retention: a notification with no recipient is deleted at dispatch; a settled one 30 days after, with its deliveries; a pending one is kept', async () => {
+    const quiet = await createProject(server, { plan: 'free' });
+    await createFeedback(server, quiet);
+    expect(await notificationCount(server, quiet)).toBe(1);
+    await dispatchNotifications(server.sql, 100);
+    expect(await notificationCount(server, quiet)).toBe(0);
+
+    const project = await createProject(server, { plan: 'pro' });
+    await addIntegration(server, project, { kind: 'webhook', url: receiver.url, secret: 'whsec_retention_secret' });
+    for (let i = 0; i < 3; i++) await createFeedback(server, project);
+    const { deliveryIds } = await dispatchNotifications(server.sql, 100);
+    expect(deliveryIds).toHaveLength(3);
+    const [settledOld, settledRecent, pendingOld] = deliveryIds as [string, string, string];
+    await server.sql`update deliveries set status = 'delivered', delivered_at = now() where id in ${server.sql([settledOld, settledRecent])}`;
+    await server.sql`
+      update notifications set dispatched_at = now() - interval '31 days'
+      where id in (select notification_id from deliveries where id in ${server.sql([settledOld, pendingOld])})`;
+
+    expect(await pruneSettledNotifications(server.sql, 30, 1_000)).toBe(1);
+    const left = await server.sql<{ id: string }[]>`select id from deliveries where project_id = ${project.id} order by id`;
+    expect(left.map((d) => d.id).sort()).toEqual([settledRecent, pendingOld].sort());
+    expect(await notificationCount(server, project)).toBe(2);
+    expect(await pruneSettledNotifications(server.sql, 30, 1_000)).toBe(0);
   });
 });
 
