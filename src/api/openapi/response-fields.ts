@@ -14,11 +14,9 @@ export const uuid = z.uuid();
  * precision is part of the schema, so the document's pattern and the test that checks real
  * answers against it both refuse a fraction.
  */
-export const timestamp = z.iso
-  .datetime({ precision: 0 })
-  .meta({
-    description: 'RFC 3339 timestamp in whole seconds, UTC (`2026-01-31T12:00:00Z`)',
-    example: '2026-01-31T12:00:00Z',
-    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
-  });
+export const timestamp = z.iso.datetime({ precision: 0 }).meta({
+  description: 'RFC 3339 timestamp in whole seconds, UTC (`2026-01-31T12:00:00Z`)',
+  example: '2026-01-31T12:00:00Z',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+});
 export const count = z.number().int().min(0);
