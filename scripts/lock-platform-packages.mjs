@@ -3,6 +3,12 @@
 // lock when it cannot fetch them, and `npm ci` then refuses the lock as out of sync. The entries
 // carry os/cpu, so npm ci on Linux x64 skips them without downloading anything.
 // Run after `npm install`: node scripts/lock-platform-packages.mjs
+//
+// npm itself then rewrites the lock (--package-lock-only): entries written here in another order,
+// or without the `dev` flag npm derives, made the next `npm install` of every fresh clone rewrite
+// the lock (+191/-175 lines), so a clean checkout was dirty after its first command. .ci/run checks
+// that `npm install` leaves the committed lock as it is.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8'));
@@ -45,3 +51,4 @@ for (const [path, entry] of Object.entries(lock.packages)) {
 }
 writeFileSync('package-lock.json', `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`${added} entries added`);
+execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], { stdio: 'inherit' });

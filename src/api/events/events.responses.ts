@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import type { TrackedEventResponse as TrackedEventType } from '../../core/event.js';
+import { anyValues } from '../openapi/any-values.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 
 // Events (SPEC 2.7)
 
-const properties = z.record(z.string(), z.unknown()).nullable().meta({ description: 'The properties object as sent, or null.' });
+const properties = z
+  .record(z.string(), z.unknown())
+  .meta(anyValues)
+  .nullable()
+  .meta({ description: 'The properties object as sent, or null.' });
 
 export const TrackedEventResponse = z
   .object({

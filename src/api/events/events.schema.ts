@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { anyValues } from '../openapi/any-values.js';
 import { bodySchema, camelKeys, userIdSchema } from '../validation.js';
 
 /** Serialized size cap of one event's properties: keeps rows (and queue jobs) bounded. */
@@ -55,6 +56,7 @@ function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBy
 
 const properties = z
   .record(z.string(), z.unknown(), { error: 'must be an object of key-value pairs' })
+  .meta(anyValues)
   .nullable()
   .optional()
   .superRefine((value, ctx) => {

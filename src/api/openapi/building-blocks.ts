@@ -96,14 +96,24 @@ const UNLIMITED_PATHS = new Set(['/healthz', '/readyz', '/docs']);
 /** Registers one operation in the document. */
 export type Route = (config: RouteConfig) => void;
 
-/** The `route` each resource registers its paths with: it adds the 429 to every rate-limited route. */
+/**
+ * The query check (middleware/storable-input.ts) runs before every router, health and docs
+ * included. Operations with no 4XX of their own list it, so that clients and code generators see
+ * at least one refusal (Redocly's operation-4xx-response).
+ */
+const unstorableQuery = error('A query string a store cannot hold (a lone UTF-16 surrogate or NUL); the reason names the parameter.');
+
+/**
+ * The `route` each resource registers its paths with: it adds the 429 to every rate-limited route,
+ * and the query check's 400 to an operation that documents no 4XX.
+ */
 export function routeRegistrar(registry: OpenAPIRegistry): Route {
-  return (config) =>
-    registry.registerPath(
-      UNLIMITED_PATHS.has(config.path) || config.path.startsWith('/openapi')
-        ? config
-        : { ...config, responses: { ...config.responses, 429: tooManyRequests } },
-    );
+  return (config) => {
+    let responses = config.responses;
+    if (!Object.keys(responses).some((status) => status.startsWith('4'))) responses = { ...responses, 400: unstorableQuery };
+    if (!UNLIMITED_PATHS.has(config.path) && !config.path.startsWith('/openapi')) responses = { ...responses, 429: tooManyRequests };
+    registry.registerPath({ ...config, responses });
+  };
 }
 
 /** The three credentials, referred to by API_KEY, ADMIN_TOKEN and OPERATOR_TOKEN. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SqlResultBody } from './sql-result-body.js';
+import { anyValues } from '../openapi/any-values.js';
 import { count } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 
@@ -9,7 +10,7 @@ export const AdhocSqlResponse = z
   .object({
     columns: z.array(z.object({ name: z.string(), type: z.string().meta({ description: 'ClickHouse type' }) })),
     rows: z
-      .array(z.record(z.string(), z.unknown()))
+      .array(z.record(z.string(), z.unknown()).meta(anyValues))
       .meta({ description: 'One object per row, keyed by column name; ClickHouse JSON encoding (64-bit integers as strings).' }),
     row_count: count,
     truncated: z.boolean().meta({ description: 'True when the result had more rows than the limit and was cut.' }),
