@@ -23,7 +23,7 @@ export function registerSqlPaths(route: Route) {
     tags: ['Operator'],
     summary: 'Run one read-only ClickHouse query',
     description:
-      'One read-only SELECT (docs/sql-safety.md): readonly, 10,000 rows, 5 s with embedded chDB or 10 s with a server (OPERATOR_SQL_TIMEOUT_MS, the wait for a turn included); SETTINGS clauses and table functions or functions that reach files, the network or processes are refused. `params` are the values of the query’s `{name:Type}` parameters. 429 with Retry-After when too many operator queries are running or waiting.',
+      'One read-only SELECT (docs/sql-safety.md): readonly, 10,000 rows and 16 MiB of rows (a 400 past it), parameter values of 256 KiB each, 5 s with embedded chDB or 10 s with a server (OPERATOR_SQL_TIMEOUT_MS, the wait for a turn included); SETTINGS clauses and table functions or functions that reach files, the network or processes are refused. `params` are the values of the query’s `{name:Type}` parameters. 429 with Retry-After when too many operator queries are running or waiting.',
     security: OPERATOR_TOKEN,
     request: { body: requests.adhocSql },
     responses: {
