@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from './helpers/factories.js';
 import { startTestServer, type TestServer } from './helpers/server.js';
@@ -22,6 +23,13 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** p50, p99 and max of latencies in ms, rounded to 0.1 ms. */
+function summary(latencies: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (q: number) => Math.round((sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * q) - 1)] ?? 0) * 10) / 10;
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
 const projectSql = (project: TestProject, query: string) =>
   server.request('POST', `/api/v1/projects/${project.id}/sql`, { bearer: project.account.adminToken, body: { query } });
 
@@ -34,37 +42,46 @@ describe('a project query whose result is huge', () => {
     ]);
     for (let i = 0; i < 3; i++) await createFeedback(server, bystander);
 
-    const latencies: number[] = [];
     let running = true;
-    const bystanderLoop = (async () => {
-      while (running) {
+    const bystanderLoop = async (latencies: number[], stopAfter = Number.POSITIVE_INFINITY) => {
+      while (running && latencies.length < stopAfter) {
         const started = performance.now();
         const response = await server.request('GET', '/api/v1/feedbacks', { apiKey: bystander.apiKey });
         latencies.push(performance.now() - started);
         expect(response.status).toBe(200);
         expect(response.body).toHaveLength(3);
       }
-    })();
+    };
+    // The same requests without the queries first: on a shared CI machine the baseline itself varies.
+    const baseline: number[] = [];
+    await bystanderLoop(baseline, 200);
+    const latencies: number[] = [];
+    const loop = bystanderLoop(latencies);
+    const eventLoop = monitorEventLoopDelay({ resolution: 10 });
+    eventLoop.enable();
     const started = performance.now();
     const answers = await Promise.all([projectSql(first, HUGE), projectSql(second, HUGE)]);
     const queriesMs = performance.now() - started;
+    eventLoop.disable();
     running = false;
-    await bystanderLoop;
+    await loop;
 
     for (const answer of answers) {
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       expect(answer.body).toEqual({ error: true, reason: expect.stringMatching(/^query: the result is larger than 16 MiB/) });
     }
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const p99 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] ?? Number.POSITIVE_INFINITY;
-    const p50 = sorted[Math.floor(sorted.length / 2)] ?? Number.POSITIVE_INFINITY;
+    const during = summary(latencies);
+    const before = summary(baseline);
+    const delay = (q: number) => (eventLoop.percentile(q) / 1e6).toFixed(1);
     console.info(
-      `two huge project queries: ${Math.round(queriesMs)} ms; bystander GET /feedbacks: ${sorted.length} requests, ` +
-        `p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms; ` +
+      `two huge project queries: ${Math.round(queriesMs)} ms; bystander GET /feedbacks without them: p50 ${before.p50} ms, ` +
+        `p99 ${before.p99} ms; while they ran: ${latencies.length} requests, p50 ${during.p50} ms, p99 ${during.p99} ms, ` +
+        `max ${during.max} ms; event-loop delay p99 ${delay(99)} ms, max ${(eventLoop.max / 1e6).toFixed(1)} ms; ` +
         `rss ${Math.round(process.memoryUsage().rss / 1024 / 1024)} MB`,
     );
-    expect(sorted.length).toBeGreaterThan(10);
-    expect(p99).toBeLessThan(P99_TARGET_MS);
+    expect(latencies.length).toBeGreaterThan(10);
+    // The target, or twice the machine's own p99 when the machine alone is slower than half of it.
+    expect(during.p99).toBeLessThan(Math.max(P99_TARGET_MS, 2 * before.p99));
   }, 180_000);
 
   it('a large result under the bound arrives whole and exact, rows cut at 10,000', async () => {
