@@ -66,16 +66,13 @@ describe('a project query whose result is huge', () => {
     running = false;
     await loop;
 
-    // The first stops at the byte bound. The second waits for its turn within the same time limit,
-    // so on a starved machine its clock may run out first: a 400 either way, never rows.
-    const [firstAnswer, secondAnswer] = answers as [(typeof answers)[0], (typeof answers)[0]];
-    expect(firstAnswer.status, JSON.stringify(firstAnswer.body)).toBe(400);
-    expect(firstAnswer.body).toEqual({ error: true, reason: expect.stringMatching(/^query: the result is larger than 16 MiB/) });
-    expect(secondAnswer.status, JSON.stringify(secondAnswer.body)).toBe(400);
-    expect(secondAnswer.body).toEqual({
-      error: true,
-      reason: expect.stringMatching(/^query: (the result is larger than 16 MiB|timed out)/),
-    });
+    // One stops at the byte bound. The other waits for its turn within the same time limit, so on
+    // a starved machine its clock may run out first: a 400 either way, never rows.
+    for (const answer of answers) {
+      expect(answer.status, JSON.stringify(answer.body)).toBe(400);
+      expect(answer.body).toEqual({ error: true, reason: expect.stringMatching(/^query: (the result is larger than 16 MiB|timed out)/) });
+    }
+    expect(answers.some((answer) => /^query: the result is larger than 16 MiB/.test(answer.body.reason))).toBe(true);
     const during = summary(latencies);
     const before = summary(baseline);
     const delay = (q: number) => (eventLoop.percentile(q) / 1e6).toFixed(1);
