@@ -37,6 +37,9 @@ export function isBlockedAddress(address: string): boolean {
   const parsed = ipaddr.parse(address);
   // IPv4-mapped IPv6 (::ffff:a.b.c.d) reaches IPv4 hosts: its range is `ipv4Mapped`, refused.
   if (parsed.range() !== 'unicast') return true;
+  // IPv4-compatible IPv6 (::a.b.c.d, ::/96, deprecated) embeds an IPv4 address too; ipaddr.js
+  // calls only :: itself `unspecified`.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return true;
   return ownAddresses().has(parsed.toNormalizedString());
 }
 
