@@ -1,19 +1,22 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { publishingSink } from './live/publishing-sink.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
-import { identityRouter } from './identity/identity.router.js';
 import { metricsRouter } from './metrics/metrics.router.js';
+import { clientCors } from './cors/client-cors.js';
 import { errorHandler } from './middleware/errors.js';
+import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { operatorRouter } from './operator/operator.router.js';
@@ -21,11 +24,13 @@ import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -38,11 +43,17 @@ import { webStatic } from './web/web-static.js';
 export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa application from its dependencies; it opens no connection itself. */
-export function buildApp(deps: ApiDeps): Koa<AppState> {
+export function buildApp(given: ApiDeps): Koa<AppState> {
+  // The live view's source (docs/insights.md): the process's own, or one in memory (a single process).
+  const deps: ApiDeps = given.liveFeed ? given : { ...given, liveFeed: new LocalLiveFeed() };
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  const events = routesRouter(deps, INGESTION_ROUTES);
+  // The live view's hook: the events routes' sink also hands acknowledged events to the feed.
+  const events = routesRouter(
+    { ...deps, eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()) },
+    INGESTION_ROUTES,
+  );
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -58,7 +69,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
-    identityRouter(deps),
+    routesRouter(deps, identityRoutes),
     projectFeedbackRouter(deps),
     routesRouter(deps, deliveryRoutes),
     routesRouter(deps, unsubscribeRoutes),
@@ -70,6 +81,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     deletionRouter(deps),
     adminAccountsRouter(deps),
     routesRouter(deps, projectSqlRoutes),
+    // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
+    routesRouter(deps, insightsRoutes),
   ]) {
     api.use(router.routes());
   }
@@ -77,6 +90,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
   const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 
+  app.use(securityHeaders());
   app.use(requestLog(deps.logger, deps.telemetry));
   app.use(errorHandler(deps.logger));
   app.use(async (ctx, next) => {
@@ -88,13 +102,16 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     }
     await next();
   });
+  // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
+  // must be readable by the page that gets it.
+  app.use(clientCors(API_PREFIX));
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
   // Before the body parsers, so that a refused IP's body is never read.
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;
   app.use(rateLimiting(deps.rateLimits, isLimited));
   // SDK batches may be larger than any other body.
-  const batchBody = jsonBody('5mb', '5 MiB');
-  const defaultBody = jsonBody('1mb', '1 MiB');
+  const batchBody = jsonBody(BATCH_BODY_LIMIT_BYTES);
+  const defaultBody = jsonBody(BODY_LIMIT_BYTES);
   // Unsubscribe POSTs carry whatever a form or a mail client's one-click sends (RFC 8058:
   // `List-Unsubscribe=One-Click`, form-encoded or multipart) and the route reads none of it, so
   // no body is parsed there: a mislabelled one must not turn an unsubscribe into a 400.
@@ -102,19 +119,23 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   // Deferred: the route's auth middleware (auth.ts) reads the body once the credential is
   // accepted, so a request with a missing or wrong key gets its 401 without its body being read
   // or parsed (Node discards the unread rest after the answer). Every route with a body has auth.
-  // Strings no store can hold (lone surrogates, NUL) are refused on every route: in the query
-  // here, in the body as soon as it is read.
+  // Strings no store can hold (lone surrogates, NUL) are refused on every route: in the path and
+  // the query here, in the body as soon as it is read.
   const metricsRoute = new RegExp(`^${API_PREFIX}/(projects/[^/]+/)?metrics/`);
   const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
     if (ctx.path.startsWith(unsubscribePath)) return next();
-    const parser = ctx.path === `${API_PREFIX}/events/batch` ? batchBody : defaultBody;
+    // A batch's events are checked one by one by its route (events.router.ts): an unstorable
+    // string rejects its event, not the batch.
+    const isBatch = ctx.path === `${API_PREFIX}/events/batch`;
+    const parser = isBatch ? batchBody : defaultBody;
     ctx.state.readBody = async () => {
       await parser(ctx, async () => {});
-      storable.checkBody(ctx);
+      if (!isBatch) storable.checkBody(ctx);
     };
     return next();
   });
+  app.use(storable.checkPath);
   app.use(storable.checkQuery);
   app.use(ingest.routes());
   app.use(health.routes());
@@ -125,17 +146,4 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   app.use(embedPages({ sql: deps.sql })); // the widget's loader and panel, the public board (web/)
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
-}
-
-function jsonBody(limit: string, label: string) {
-  return bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limit,
-    strict: true,
-    onerror: (error) => {
-      const status = (error as { status?: number }).status;
-      if (status === 413) throw new AppError(413, `body: too large (limit ${label})`);
-      throw new AppError(400, 'body: invalid JSON');
-    },
-  });
 }

@@ -7,6 +7,7 @@ import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { PLAN_LIMITS } from '../core/plans.js';
 import { hashSecret, PUBLISHABLE_KEY_PREFIX } from '../core/secrets.js';
 import { verifyUserToken } from './identity/user-token.js';
+import { refuseUnlistedOrigin } from './cors/client-cors.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './state.js';
 import type { RequestContext, AppState } from './state.js';
@@ -45,6 +46,7 @@ export function apiKeyAuth(
     hashes.remember(key, hash);
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
+    refuseUnlistedOrigin(ctx, project);
     ctx.state.project = project;
     // Only a request that sends a token pays for its verification: the ingestion path stays as it was.
     if (ctx.get('x-user-token')) ctx.state.identity = await verifyUserToken(ctx.get('x-user-token'), project.identity_secret);
@@ -65,6 +67,7 @@ function publishableKeyAuth(projectKeys: ProjectKeyCache, budget: Budget, accept
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (!accepted) throw forbidden('a publishable key cannot be used here: use the secret API key from your server');
     if (project.suspended) throw forbidden('project is suspended');
+    refuseUnlistedOrigin(ctx, project);
     ctx.state.project = project;
     ctx.state.publishableKey = true;
     if (ctx.get('x-user-token')) ctx.state.identity = await verifyUserToken(ctx.get('x-user-token'), project.identity_secret);

@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
+import { carryComments } from './merge-comments.js';
 import { recordFact } from './outbox.repo.js';
 import {
   FEEDBACK_STATUSES,
@@ -148,13 +149,16 @@ export type CreateFeedbackResult = { kind: 'created'; feedback: FeedbackRow } | 
 
 /**
  * Creates an item with the creator's vote (vote_count 1, SPEC 3). The project row is locked
- * while counting, so concurrent creations cannot overshoot a tier's per-project limit.
+ * while counting, so concurrent creations cannot overshoot a tier's per-project limit. `viewer` is
+ * the request's X-User-Id: has_voted is true only when it names the creator (SPEC 2.1), and false
+ * without it.
  */
 export async function createFeedback(
   sql: Sql,
   projectId: string,
   input: NewFeedback,
   maxFeedback: number | null,
+  viewer: string | undefined,
 ): Promise<CreateFeedbackResult> {
   return sql.begin(async (tx) => {
     await tx`select 1 from projects where id = ${projectId} for update`;
@@ -182,7 +186,7 @@ export async function createFeedback(
     });
     // The creator's vote counts like any other (SPEC 3), so it is a vote fact too.
     await recordFact(tx, { kind: 'vote_added', projectId, feedbackId: id, userId: input.userId });
-    const feedback = (await findFeedback(tx, projectId, id, input.userId)) as FeedbackRow;
+    const feedback = (await findFeedback(tx, projectId, id, viewer)) as FeedbackRow;
     // Members and integrations hear of it (SPEC 1), after this commits; never within the request.
     await recordNotification(tx, feedbackCreated(feedback));
     return { kind: 'created', feedback };
@@ -289,7 +293,8 @@ async function lockMergeRows(tx: TransactionSql, sourceId: string, targetId: str
 
 /**
  * Merges `sourceId` into `targetId` within one project: the source gets merged_into_id and
- * merged_at, its voters move to the target (a user who voted on both keeps one vote), and items
+ * merged_at, its voters move to the target (a user who voted on both keeps one vote), its comments
+ * move there prefixed "[Originally on: <title>] " (merge-comments.ts), and items
  * previously merged into the source now point at the target, so merges never form chains.
  */
 export async function mergeFeedback(sql: Sql, projectId: string, sourceId: string, targetId: string): Promise<MergeResult> {
@@ -333,6 +338,7 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
         vote_count = (select count(*) from votes where feedback_id = ${targetId}),
         updated_at = now()
       where id = ${targetId}`;
+    await carryComments(tx, sourceId, targetId);
     await tx`
       update feedbacks set merged_into_id = ${targetId}, updated_at = now()
       where merged_into_id = ${sourceId}`;

@@ -7,6 +7,8 @@ export type Project = {
   name: string;
   archived: boolean;
   suspended: boolean;
+  /** Browser origins the API key may be used from; empty: any (013_project_allowed_origins.sql). */
+  allowed_origins: string[];
   /** The key made for web pages (pk_…): public by design, shown to the owner (docs/widget.md). */
   publishable_key: string;
   /** The HS256 secret the host app signs user tokens with; null until the owner creates one. */
@@ -20,7 +22,15 @@ export type Project = {
   updated_at: Date;
 };
 
-const IDENTITY_COLUMNS = ['publishable_key', 'identity_secret', 'require_signed_identity', 'board_public', 'anonymous_feedback', 'slug'];
+const IDENTITY_COLUMNS = [
+  'allowed_origins',
+  'publishable_key',
+  'identity_secret',
+  'require_signed_identity',
+  'board_public',
+  'anonymous_feedback',
+  'slug',
+];
 
 /** A project as the API-key and admin layers see it: with its account's plan. */
 export type ProjectWithPlan = Project & { plan: Plan };
@@ -29,7 +39,7 @@ export type ProjectWithPlan = Project & { plan: Plan };
 async function findProjectWhere(sql: SqlLike, condition: ReturnType<SqlLike>): Promise<ProjectWithPlan | null> {
   const [project] = await sql<ProjectWithPlan[]>`
     select p.id, p.account_id, p.name, p.archived, p.suspended, p.created_at, p.updated_at, a.plan,
-      p.publishable_key, p.identity_secret, p.require_signed_identity, p.board_public, p.anonymous_feedback, p.slug
+      p.publishable_key, p.identity_secret, p.require_signed_identity, p.board_public, p.anonymous_feedback, p.slug, p.allowed_origins
     from projects p
     join accounts a on a.id = p.account_id
     where ${condition}`;
@@ -91,6 +101,7 @@ export async function updateProject(
     requireSignedIdentity?: boolean | undefined;
     boardPublic?: boolean | undefined;
     anonymousFeedback?: boolean | undefined;
+    allowedOrigins?: string[] | undefined;
   },
 ): Promise<Project | null> {
   const [project] = await sql<Project[]>`
@@ -98,6 +109,7 @@ export async function updateProject(
       name = coalesce(${changes.name ?? null}, name),
       archived = coalesce(${changes.archived ?? null}::boolean, archived),
       suspended = coalesce(${changes.suspended ?? null}::boolean, suspended),
+      allowed_origins = coalesce(${changes.allowedOrigins ?? null}::text[], allowed_origins),
       require_signed_identity = coalesce(${changes.requireSignedIdentity ?? null}::boolean, require_signed_identity),
       board_public = coalesce(${changes.boardPublic ?? null}::boolean, board_public),
       anonymous_feedback = coalesce(${changes.anonymousFeedback ?? null}::boolean, anonymous_feedback),

@@ -179,6 +179,20 @@ describe('the widget on a host page of another origin', () => {
     expect(loader.status).toBe(200);
     expect(loader.headers.get('content-type')).toContain('javascript');
     expect((await fetch(`${server.url}/board/${project.slug}`)).status).toBe(404); // not public yet
+
+    // With a list: only the host page may frame the panel, and the panel (the service's own
+    // origin) still acts through the publishable key while other pages are refused.
+    await server.request('PATCH', `/api/v1/projects/${project.projectId}`, {
+      bearer: project.token,
+      body: { allowedOrigins: [host.origin] },
+    });
+    const listed = await fetch(`${server.url}/widget?key=${project.publishableKey}`);
+    expect(listed.headers.get('content-security-policy')).toContain(`frame-ancestors ${host.origin}`);
+    const read = (origin: string) =>
+      fetch(`${server.url}/api/v1/feedbacks`, { headers: { 'X-API-Key': project.publishableKey, Origin: origin } });
+    expect((await read(server.url)).status).toBe(200);
+    expect((await read('https://elsewhere.example')).status).toBe(403);
+    await server.request('PATCH', `/api/v1/projects/${project.projectId}`, { bearer: project.token, body: { allowedOrigins: [] } });
   }, 180_000);
 
   it('axe finds nothing serious or critical in the panel at 1280x800 and 390x844', async () => {

@@ -1,20 +1,22 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
+import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerIdentityPaths } from '../identity/identity.openapi.js';
 import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -60,11 +62,12 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, INGESTION_ROUTES);
   registerMetricsPaths(route);
   registerRoutes(route, projectSqlRoutes);
+  registerRoutes(route, insightsRoutes);
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
   registerRoutes(route, projectRoutes);
-  registerIdentityPaths(route);
+  registerRoutes(route, identityRoutes);
   registerProjectFeedbackPaths(route);
   registerRoutes(route, memberRoutes);
   registerRoutes(route, integrationRoutes);
@@ -73,6 +76,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
+  registerCorsPaths(registry);
 }
 
 const DESCRIPTION = `
@@ -88,6 +92,14 @@ accept camelCase or snake_case: the schemas give the camelCase spelling, and \`u
 naming the parameter (\`METRICS_INVALID_PARAMETER\` on metrics), with equal values one parameter.
 A parameter may be given once; an array parameter (\`measures\`) repeated or as a comma list.
 
+**Timestamps.** Every timestamp in an answer, a notification or a webhook is RFC 3339 in whole
+seconds, UTC with \`Z\` (\`2026-11-25T16:08:31Z\`), as the origin service sent them: its Swift SDK
+decodes no fraction. The stores keep finer times, and orders that need them (the events feed,
+its opaque cursor) use those. Data exports keep the stored precision.
+
+**Repeated headers.** \`X-User-Id\` sent more than once counts once when the values are equal;
+differing values are a 400.
+
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
 admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`, \`/account\`), the operator token as
 \`Authorization: Bearer\` (\`/admin/…\`).
@@ -98,7 +110,15 @@ API's \`{ "error": { "code": "METRICS_…", "message": "…" } }\` (its 400s, 40
 measure 403). Clients tell them apart by the type of \`error\`. Unknown routes are 404 in the
 server-wide body.
 
-Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one).
+**Browsers.** The client app's routes (feedback, votes, comments, \`/users/register\`,
+\`/events/track\`, \`/events/batch\`) answer CORS preflights for any origin and allow no credentials
+(the API key is the credential); a project may restrict its key to listed origins
+(\`allowed_origins\`). Owner and operator routes send no CORS headers.
+
+**Back-off.** 429 and 503 carry \`Retry-After\` (seconds); a 413 states the limit in bytes.
+
+Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one) and
+\`X-Content-Type-Options: nosniff\`.
 `.trim();
 
 /** Builds the document. Pure: the same every time, so callers may cache it. */
@@ -122,6 +142,7 @@ export function buildOpenApiDocument() {
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension, ad-hoc SQL and dead letters (operator token)' },
       { name: 'Data rights', description: 'Exports, erasure of an SDK user’s data and deletions (docs/data-rights.md)' },
+      { name: 'CORS', description: 'Preflights of the client app’s routes, for web pages (docs/ingestion.md, “Protocol”)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],
   });

@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 
 /** Account record; the admin token appears only when the account is created. */
@@ -7,7 +8,7 @@ export function presentAccount(row: Account, adminToken?: string) {
     email: row.email,
     plan: row.plan,
     ...(adminToken === undefined ? {} : { admin_token: adminToken }),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }

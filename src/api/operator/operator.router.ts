@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import { Router } from '@koa/router';
 import { createAccount, updateAccountPlan } from '../../oltp/accounts.repo.js';
 import { listDeadLetters, type DeadLetterRow } from '../../oltp/dead-letters.repo.js';
@@ -68,7 +69,7 @@ export function presentDeadLetters(page: { total: number; rows: DeadLetterRow[] 
       error_code: row.error_code,
       error_name: row.error_name,
       error: row.error,
-      created_at: row.created_at.toISOString(),
+      created_at: apiTime(row.created_at),
     })),
   };
 }
