@@ -20,7 +20,7 @@ import {
 } from '../lib/integrations';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
-import { WebSettings } from './web-settings';
+import { WebSettings } from '../components/web-settings';
 
 const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
 const MEMBERS_PLAN = 'Team members are part of the Team plan.';

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
 import { ApiFailure } from '../api/failure';
-import { ScrollRegion } from '../components/scroll-region';
-import { CopyButton, FailureNotice, Loading, OneTimeSecret } from '../components/states';
+import { ScrollRegion } from './scroll-region';
+import { CopyButton, FailureNotice, Loading, OneTimeSecret } from './states';
 import { refreshProjects } from '../lib/projects';
 import { useResource } from '../lib/use-resource';
 
