@@ -18,6 +18,15 @@ export default defineConfig({
     // Targets that all support module scripts natively: no polyfill, which would be an inline script.
     modulePreload: { polyfill: false },
     reportCompressedSize: true,
+    // Three pages: the dashboard, the widget's panel (iframe) and the public board; the panel and
+    // the board share their components, not the dashboard's (docs/widget.md).
+    rollupOptions: {
+      input: {
+        dashboard: fileURLToPath(new URL('./index.html', import.meta.url)),
+        widget: fileURLToPath(new URL('./widget.html', import.meta.url)),
+        board: fileURLToPath(new URL('./board.html', import.meta.url)),
+      },
+    },
   },
   server: {
     // Same origin as in production: the pages call /api/v1 on the server that serves them.

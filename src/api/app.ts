@@ -37,6 +37,7 @@ import {
   userRoutes,
 } from './routes.js';
 import type { AppState } from './state.js';
+import { embedPages } from './web/embed-pages.js';
 import { webStatic } from './web/web-static.js';
 
 export const API_PREFIX = '/api/v1';
@@ -142,6 +143,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   app.use(api.routes());
   // A known path with another method: 405 with Allow (routes of all routers are known here).
   app.use(api.allowedMethods());
+  app.use(embedPages({ sql: deps.sql })); // the widget's loader and panel, the public board (web/)
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
 }

@@ -67,5 +67,16 @@ export function refuseUnlistedOrigin(ctx: RequestContext, project: ProjectWithPl
   if (allowed.length === 0) return;
   const origin = ctx.req.headers.origin;
   if (origin === undefined || allowed.includes(origin)) return;
+  // The service's own pages (the widget's panel, the public board: docs/widget.md) call it from
+  // its own origin; their framing is held to the allowed origins by their CSP instead.
+  if (isSameHost(origin, ctx.host)) return;
   throw forbidden(`origin ${origin} is not allowed for this project's API key (allowed_origins)`);
+}
+
+function isSameHost(origin: string, host: string): boolean {
+  try {
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }

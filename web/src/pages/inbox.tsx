@@ -1,5 +1,6 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { Page } from '../components/layout';
+import { ModerationQueue } from '../components/moderation-queue';
 import { ScrollRegion } from '../components/scroll-region';
 import { ItemStateBadge } from '../components/status-badge';
 import { Empty, FailureNotice, Loading } from '../components/states';
@@ -58,6 +59,7 @@ export function InboxPage() {
 
   return (
     <Page title="Feedback inbox" projectId={projectId}>
+      <ModerationQueue projectId={projectId} onApproved={items.reload} />
       <search aria-label="Filter feedback">
         <form class="filters card" onSubmit={(e) => e.preventDefault()}>
           <div class="field">

@@ -20,6 +20,7 @@ import {
 } from '../lib/integrations';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
+import { WebSettings } from '../components/web-settings';
 
 const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
 const MEMBERS_PLAN = 'Team members are part of the Team plan.';
@@ -30,6 +31,7 @@ export function SettingsPage() {
   const account = useAccount();
   return (
     <Page title="Settings" projectId={projectId}>
+      <WebSettings projectId={projectId} />
       {account && !account.limits.integrations ? (
         <GatedSection heading="Integrations" account={account} reason={INTEGRATIONS_PLAN} />
       ) : (

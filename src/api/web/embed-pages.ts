@@ -1,0 +1,93 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { send } from '@koa/send';
+import type { Middleware } from 'koa';
+import type { Sql } from '../../oltp/db.js';
+import { framingOriginsByBoardSlug, framingOriginsByPublishableKey } from '../../oltp/embed-framing.repo.js';
+import type { AppState, RequestContext } from '../state.js';
+import { WEB_DIST_DIR } from './web-static.js';
+
+/**
+ * The pages other sites show (docs/widget.md): the loader GET /widget.js, the widget's panel
+ * GET /widget?key=pk_… (the loader's iframe) and the public board GET /board/<slug>[/…]. Their
+ * hashed scripts and styles are the dashboard's /assets/ (web-static.ts).
+ */
+
+const PUBLISHABLE_KEY = /^pk_[0-9a-f]{32}$/;
+const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const BOARD_PATH = /^\/board\/([^/]+)(?:\/(?:new|roadmap|submit|items\/[0-9a-f-]{36})?)?\/?$/;
+/** The loader changes rarely and must reach pages soon after a deployment: five minutes. */
+const LOADER_MAX_AGE_MS = 5 * 60 * 1000;
+
+/**
+ * The panel's and the board's CSP: only this origin's scripts, no inline script, no eval; framed
+ * only by the project's allowed origins (any when the list is empty, as for the API key's CORS).
+ */
+export function embedCsp(allowedOrigins: string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    `frame-ancestors ${allowedOrigins.length > 0 ? allowedOrigins.join(' ') : '*'}`,
+  ].join('; ');
+}
+
+function notFoundPage(ctx: RequestContext, what: string) {
+  ctx.status = 404;
+  ctx.type = 'text/plain; charset=utf-8';
+  ctx.set('Content-Security-Policy', embedCsp([]).replace(/frame-ancestors .*$/, "frame-ancestors 'none'"));
+  ctx.body = `${what}\n`;
+}
+
+async function sendPage(ctx: RequestContext, distDir: string, file: string, allowedOrigins: string[]) {
+  ctx.set({
+    'Content-Security-Policy': embedCsp(allowedOrigins),
+    'X-Content-Type-Options': 'nosniff',
+    // The board's and the panel's URLs name the project; no page of theirs sends them anywhere.
+    'Referrer-Policy': 'no-referrer',
+    'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=()',
+    'Cache-Control': 'no-cache',
+  });
+  if (!existsSync(path.join(distDir, file))) {
+    ctx.status = 503;
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = 'The widget is not built yet: run `npm run build:web` (npm install does it too).\n';
+    return;
+  }
+  await send(ctx, file, { root: distDir, index: false, gzip: true, brotli: true });
+}
+
+export function embedPages({ sql, distDir = WEB_DIST_DIR }: { sql: Sql; distDir?: string }): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path === '/widget.js') {
+      ctx.set({
+        'X-Content-Type-Options': 'nosniff',
+        // Loaded by other sites' pages, including ones that isolate themselves (COEP).
+        'Cross-Origin-Resource-Policy': 'cross-origin',
+      });
+      await send(ctx, 'widget.js', { root: distDir, maxage: LOADER_MAX_AGE_MS, index: false, gzip: true, brotli: true });
+      return;
+    }
+    if (ctx.path === '/widget') {
+      const key = typeof ctx.query.key === 'string' ? ctx.query.key : '';
+      const origins = PUBLISHABLE_KEY.test(key) ? await framingOriginsByPublishableKey(sql, key) : null;
+      if (!origins) return notFoundPage(ctx, 'No project has this publishable key.');
+      return sendPage(ctx, distDir, 'widget.html', origins);
+    }
+    const board = BOARD_PATH.exec(ctx.path);
+    if (board) {
+      const slug = board[1] ?? '';
+      const origins = SLUG.test(slug) ? await framingOriginsByBoardSlug(sql, slug) : null;
+      if (!origins) return notFoundPage(ctx, 'This board does not exist or is not public.');
+      return sendPage(ctx, distDir, 'board.html', origins);
+    }
+    return next();
+  };
+}
