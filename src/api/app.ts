@@ -9,7 +9,7 @@ import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
-import { metricsRouter } from './metrics/metrics.router.js';
+import { metricsRouter } from './metrics/metrics.routes.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
