@@ -9,7 +9,6 @@ import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
-import { metricsRouter } from './metrics/metrics.routes.js';
 import { errorHandler } from './middleware/errors.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -23,6 +22,7 @@ import {
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
   projectRoutes,
   projectSqlRoutes,
   ROOT_ROUTES,
@@ -51,7 +51,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     feedbackRouter(deps),
     routesRouter(deps, userRoutes),
     events,
-    metricsRouter(deps),
+    routesRouter(deps, metricsRoutes),
     routesRouter(deps, sqlRoutes),
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),

@@ -4,6 +4,7 @@ import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
+import { metricsRoutes } from './metrics/metrics.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
 import { projectSqlRoutes } from './sql/project-sql.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
@@ -27,6 +28,7 @@ export {
   deliveryRoutes,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
   projectRoutes,
   projectSqlRoutes,
   sqlRoutes,

@@ -3,7 +3,6 @@ import { stringify } from 'yaml';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
 import { registerOperatorPaths } from '../operator/operator.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import {
@@ -12,6 +11,7 @@ import {
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
   projectRoutes,
   projectSqlRoutes,
   ROOT_ROUTES,
@@ -57,7 +57,7 @@ function register(registry: OpenAPIRegistry) {
   registerFeedbackPaths(route);
   registerRoutes(route, userRoutes);
   registerRoutes(route, INGESTION_ROUTES);
-  registerMetricsPaths(route);
+  registerRoutes(route, metricsRoutes);
   registerRoutes(route, projectSqlRoutes);
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
