@@ -6,7 +6,12 @@
  *
  * Embedded mode (chDB in this process), as `npm start` runs it. PostgreSQL: a fresh database on
  * DATABASE_URL's server when set, else the embedded one. Knobs: BENCH_EVENTS (default
- * 10,000,000), BENCH_USERS (default 100,000), BENCH_RUNS (default 30 per operation).
+ * 10,000,000), BENCH_USERS (default 100,000), BENCH_RUNS (default 30 per operation),
+ * BENCH_ONLY=insights (skip the metrics table, time only the insights).
+ *
+ * Insights (issue 24, docs/insights.md): a 3-step funnel and 12-week retention over the 365 days,
+ * next to the same answers computed with a naive self-join (checked equal first), and the live
+ * view's latency (request sent to event received on an SSE stream) under ingest load.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,6 +34,7 @@ const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const RAW_RUNS = Math.max(3, Math.floor(RUNS / 3));
+const ONLY_INSIGHTS = process.env.BENCH_ONLY === 'insights';
 const BATCH = 200_000;
 const DAY = 24 * 3600 * 1000;
 const NAMES = [
@@ -200,13 +206,14 @@ async function main() {
     log('');
     log('| operation | API p50 ms | API p95 ms | raw scan p50 ms | raw p95 ms | raw p50 / API p50 |');
     log('|---|---|---|---|---|---|');
-    for (const c of cases) {
+    for (const c of ONLY_INSIGHTS ? [] : cases) {
       const api = await time(c.api, RUNS);
       const rawTimes = c.raw ? await time(c.raw, RAW_RUNS) : undefined;
       log(
         `| ${c.name} | ${api.p50.toFixed(1)} | ${api.p95.toFixed(1)} | ${rawTimes ? rawTimes.p50.toFixed(1) : 'n/a'} | ${rawTimes ? rawTimes.p95.toFixed(1) : 'n/a'} | ${rawTimes ? `${(rawTimes.p50 / api.p50).toFixed(1)}x` : 'n/a (the feed reads raw events by design)'} |`,
       );
     }
+    await benchInsights({ base, admin, projectId: big.id, apiKey: big.api_key, dateFrom, dateTo, raw, rawWhere, time, call });
     server.close();
   } finally {
     await services.close();
@@ -217,6 +224,149 @@ async function main() {
     }
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+type Timer = (fn: () => Promise<unknown>, runs: number) => Promise<{ p50: number; p95: number }>;
+
+/** The insights part: funnel and retention against naive self-joins, then the live view under load. */
+async function benchInsights(b: {
+  base: string;
+  admin: Record<string, string>;
+  projectId: string;
+  apiKey: string;
+  dateFrom: string;
+  dateTo: string;
+  raw: (query: string) => Promise<unknown>;
+  rawWhere: string;
+  time: Timer;
+  call: (method: string, urlPath: string, headers: Record<string, string>, body?: unknown) => Promise<any>;
+}) {
+  const steps = ['open_app', 'search', 'purchase'];
+  const funnelBody = { steps: steps.map((eventName) => ({ eventName })), dateFrom: b.dateFrom, dateTo: b.dateTo };
+  const retentionBody = { interval: 'week', periods: 12, dateFrom: b.dateFrom, dateTo: b.dateTo };
+  const funnelApi = () => b.call('POST', `/api/v1/projects/${b.projectId}/insights/funnel`, b.admin, funnelBody);
+  const retentionApi = () => b.call('POST', `/api/v1/projects/${b.projectId}/insights/retention`, b.admin, retentionBody);
+  const step = (name: string, alias: string) =>
+    `(SELECT user_id, created_at FROM events WHERE ${b.rawWhere} AND event_name = '${name}') AS ${alias}`;
+  // The definition written as joins: chains a <= b <= c in time with c at most 7 days after a.
+  const funnelNaive = () =>
+    b.raw(`SELECT
+      (SELECT uniqExact(user_id) FROM events WHERE ${b.rawWhere} AND event_name = 'open_app') AS s1,
+      (SELECT uniqExact(a.user_id) FROM ${step('open_app', 'a')} INNER JOIN ${step('search', 'b')} ON a.user_id = b.user_id
+         WHERE b.created_at >= a.created_at AND b.created_at <= a.created_at + INTERVAL 7 DAY) AS s2,
+      (SELECT uniqExact(a.user_id) FROM ${step('open_app', 'a')} INNER JOIN ${step('search', 'b')} ON a.user_id = b.user_id
+         INNER JOIN ${step('purchase', 'c')} ON c.user_id = a.user_id
+         WHERE b.created_at >= a.created_at AND c.created_at >= b.created_at AND c.created_at <= a.created_at + INTERVAL 7 DAY) AS s3`);
+  const retentionNaive = () =>
+    b.raw(`SELECT toString(c.cohort) AS cohort, intDiv(dateDiff('day', c.cohort, toMonday(toDate(e.created_at, 'UTC'))), 7) AS period,
+             uniqExact(e.user_id) AS users
+           FROM events AS e
+           INNER JOIN (SELECT user_id, toMonday(toDate(min(created_at), 'UTC')) AS cohort FROM events WHERE ${b.rawWhere} GROUP BY user_id) AS c
+             ON e.user_id = c.user_id
+           WHERE e.${b.rawWhere.replaceAll(' AND ', ' AND e.')} AND period BETWEEN 0 AND 12
+           GROUP BY cohort, period`);
+
+  // Same answers both ways, before timing anything.
+  const funnel = await funnelApi();
+  const [naive] = (await funnelNaive()) as { s1: string; s2: string; s3: string }[];
+  const users = funnel.steps.map((s: { users: number }) => s.users);
+  if (!naive || JSON.stringify(users) !== JSON.stringify([Number(naive.s1), Number(naive.s2), Number(naive.s3)])) {
+    throw new Error(`funnel and self-join disagree: ${JSON.stringify(users)} vs ${JSON.stringify(naive)}`);
+  }
+  const retention = await retentionApi();
+  const naiveCells = (await retentionNaive()) as { cohort: string; period: number; users: string }[];
+  const apiTotal = retention.cohorts.reduce((n: number, c: { retained: number[] }) => n + c.retained.reduce((x, y) => x + y, 0), 0);
+  const naiveTotal = naiveCells.reduce((n, c) => n + Number(c.users), 0);
+  if (apiTotal !== naiveTotal) throw new Error(`retention and self-join disagree: ${apiTotal} vs ${naiveTotal}`);
+  log('');
+  log(
+    `funnel ${steps.join(' → ')} (7-day window): users ${users.join(', ')}; retention by week, 12 periods: ${retention.cohorts.length} cohorts`,
+  );
+  log('');
+  log('| insight (365 days) | API p50 ms | API p95 ms | naive self-join p50 ms | naive p95 ms | naive p50 / API p50 |');
+  log('|---|---|---|---|---|---|');
+  for (const [name, api, naiveRun] of [
+    ['funnel (3 steps)', funnelApi, funnelNaive],
+    ['retention (12 weeks)', retentionApi, retentionNaive],
+  ] as const) {
+    const a = await b.time(api, RUNS);
+    const n = await b.time(naiveRun, RAW_RUNS);
+    log(
+      `| ${name} | ${a.p50.toFixed(1)} | ${a.p95.toFixed(1)} | ${n.p50.toFixed(1)} | ${n.p95.toFixed(1)} | ${(n.p50 / a.p50).toFixed(1)}x |`,
+    );
+  }
+  await benchLive(b);
+}
+
+const LIVE_SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 15);
+const LIVE_CLIENTS = Number(process.env.BENCH_LIVE_CLIENTS ?? 32);
+
+/**
+ * Live view under ingest load: LIVE_CLIENTS connections track events back to back for LIVE_SECONDS
+ * while one SSE stream listens; each event carries its send time, and its latency is the time
+ * from the request's start to its arrival on the stream.
+ */
+async function benchLive(b: { base: string; admin: Record<string, string>; projectId: string; apiKey: string }) {
+  const abort = new AbortController();
+  const response = await fetch(`${b.base}/api/v1/projects/${b.projectId}/live`, { headers: b.admin, signal: abort.signal });
+  const reader = response.body?.getReader();
+  if (!reader) throw new Error('no live stream');
+  const decoder = new TextDecoder();
+  const latencies: number[] = [];
+  let ready: () => void = () => {};
+  const isReady = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  const reading = (async () => {
+    let buffer = '';
+    try {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        buffer += decoder.decode(chunk.value, { stream: true });
+        const blocks = buffer.split('\n\n');
+        buffer = blocks.pop() ?? '';
+        const arrived = performance.now();
+        for (const block of blocks) {
+          if (block.startsWith('event: ready')) ready();
+          const data = block.split('\n').find((line) => line.startsWith('data: '));
+          if (!block.includes('event: event') || !data) continue;
+          const sent = (JSON.parse(data.slice(6)) as { properties?: { sent?: number } }).properties?.sent;
+          if (typeof sent === 'number') latencies.push(arrived - sent);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  await isReady;
+  const until = performance.now() + LIVE_SECONDS * 1000;
+  let tracked = 0;
+  await Promise.all(
+    Array.from({ length: LIVE_CLIENTS }, async (_, i) => {
+      while (performance.now() < until) {
+        const res = await fetch(`${b.base}/api/v1/events/track`, {
+          method: 'POST',
+          headers: { 'x-api-key': b.apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ eventName: 'open_app', userId: `live-${i}`, properties: { sent: performance.now() } }),
+        });
+        await res.arrayBuffer();
+        if (res.status === 200) tracked++;
+      }
+    }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  abort.abort();
+  await reading;
+  latencies.sort((x, y) => x - y);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+  log('');
+  log(
+    `live view under ingest load: ${LIVE_CLIENTS} connections tracking for ${LIVE_SECONDS} s, ${tracked.toLocaleString('en')} events acknowledged (${(tracked / LIVE_SECONDS).toFixed(0)}/s), ${latencies.length.toLocaleString('en')} received on the stream`,
+  );
+  log(
+    `| live latency (request start → on the stream) | p50 ${at(0.5).toFixed(1)} ms | p95 ${at(0.95).toFixed(1)} ms | p99 ${at(0.99).toFixed(1)} ms | max ${at(1).toFixed(1)} ms |`,
+  );
 }
 
 await main();

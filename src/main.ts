@@ -39,6 +39,7 @@ async function main() {
     lifecycle.stopping = true;
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
+    services.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
     // Requests in flight get a few seconds to finish before their sockets are cut.
     const forceClose = setTimeout(() => server.closeAllConnections(), 10_000);
     forceClose.unref();

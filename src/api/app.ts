@@ -1,15 +1,18 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import type { ApiDeps } from './deps.js';
 import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { publishingSink } from './live/publishing-sink.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
+import { clientCors } from './cors/client-cors.js';
 import { errorHandler } from './middleware/errors.js';
+import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { storableInput } from './middleware/storable-input.js';
@@ -19,12 +22,14 @@ import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -36,11 +41,17 @@ import { webStatic } from './web/web-static.js';
 export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa application from its dependencies; it opens no connection itself. */
-export function buildApp(deps: ApiDeps): Koa<AppState> {
+export function buildApp(given: ApiDeps): Koa<AppState> {
+  // The live view's source (docs/insights.md): the process's own, or one in memory (a single process).
+  const deps: ApiDeps = given.liveFeed ? given : { ...given, liveFeed: new LocalLiveFeed() };
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  const events = routesRouter(deps, INGESTION_ROUTES);
+  // The live view's hook: the events routes' sink also hands acknowledged events to the feed.
+  const events = routesRouter(
+    { ...deps, eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()) },
+    INGESTION_ROUTES,
+  );
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
@@ -56,6 +67,7 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     operatorRouter(deps),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
+    routesRouter(deps, identityRoutes),
     projectFeedbackRouter(deps),
     routesRouter(deps, deliveryRoutes),
     routesRouter(deps, unsubscribeRoutes),
@@ -67,6 +79,8 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     deletionRouter(deps),
     adminAccountsRouter(deps),
     routesRouter(deps, projectSqlRoutes),
+    // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
+    routesRouter(deps, insightsRoutes),
   ]) {
     api.use(router.routes());
   }
@@ -85,13 +99,16 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
     }
     await next();
   });
+  // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
+  // must be readable by the page that gets it.
+  app.use(clientCors(API_PREFIX));
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
   // Before the body parsers, so that a refused IP's body is never read.
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;
   app.use(rateLimiting(deps.rateLimits, isLimited));
   // SDK batches may be larger than any other body.
-  const batchBody = jsonBody('5mb', '5 MiB');
-  const defaultBody = jsonBody('1mb', '1 MiB');
+  const batchBody = jsonBody(BATCH_BODY_LIMIT_BYTES);
+  const defaultBody = jsonBody(BODY_LIMIT_BYTES);
   // Unsubscribe POSTs carry whatever a form or a mail client's one-click sends (RFC 8058:
   // `List-Unsubscribe=One-Click`, form-encoded or multipart) and the route reads none of it, so
   // no body is parsed there: a mislabelled one must not turn an unsubscribe into a 400.
@@ -105,10 +122,13 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
     if (ctx.path.startsWith(unsubscribePath)) return next();
-    const parser = ctx.path === `${API_PREFIX}/events/batch` ? batchBody : defaultBody;
+    // A batch's events are checked one by one by its route (events.router.ts): an unstorable
+    // string rejects its event, not the batch.
+    const isBatch = ctx.path === `${API_PREFIX}/events/batch`;
+    const parser = isBatch ? batchBody : defaultBody;
     ctx.state.readBody = async () => {
       await parser(ctx, async () => {});
-      storable.checkBody(ctx);
+      if (!isBatch) storable.checkBody(ctx);
     };
     return next();
   });
@@ -121,17 +141,4 @@ export function buildApp(deps: ApiDeps): Koa<AppState> {
   app.use(api.allowedMethods());
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
-}
-
-function jsonBody(limit: string, label: string) {
-  return bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limit,
-    strict: true,
-    onerror: (error) => {
-      const status = (error as { status?: number }).status;
-      if (status === 413) throw new AppError(413, `body: too large (limit ${label})`);
-      throw new AppError(400, 'body: invalid JSON');
-    },
-  });
 }

@@ -5,7 +5,9 @@ import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { PLAN_LIMITS } from '../core/plans.js';
-import { hashSecret } from '../core/secrets.js';
+import { hashSecret, PUBLISHABLE_KEY_PREFIX } from '../core/secrets.js';
+import { verifyUserToken } from './identity/user-token.js';
+import { refuseUnlistedOrigin } from './cors/client-cors.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
 import type { Budget } from './state.js';
 import type { RequestContext, AppState } from './state.js';
@@ -27,19 +29,48 @@ async function readBody(ctx: RequestContext): Promise<void> {
  * process (projects.cache.ts). The request is charged to the project's `budget` (ingestion
  * routes have their own; see rate-limit.ts).
  */
-export function apiKeyAuth(projectKeys: ProjectKeyCache, options: { budget?: Budget } = {}): Middleware<AppState> {
+export function apiKeyAuth(
+  projectKeys: ProjectKeyCache,
+  options: { budget?: Budget; acceptsPublishableKey?: boolean } = {},
+): Middleware<AppState> {
   const budget = options.budget ?? 'api';
   const hashes = new KeyHashes();
+  const publishableAuth = publishableKeyAuth(projectKeys, budget, options.acceptsPublishableKey === true);
   return async (ctx, next) => {
     const key = ctx.get('x-api-key');
     if (!key) throw unauthorized('missing X-API-Key header');
+    if (key.startsWith(PUBLISHABLE_KEY_PREFIX)) return publishableAuth(ctx, key, next);
     const hash = hashes.of(key);
     const project = projectKeys.cached(hash.hex) ?? (await projectKeys.lookup(hash.buffer, hash.hex));
     if (!project) throw unauthorized('invalid API key');
     hashes.remember(key, hash);
     await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
     if (project.suspended) throw forbidden('project is suspended');
+    refuseUnlistedOrigin(ctx, project);
     ctx.state.project = project;
+    // Only a request that sends a token pays for its verification: the ingestion path stays as it was.
+    if (ctx.get('x-user-token')) ctx.state.identity = await verifyUserToken(ctx.get('x-user-token'), project.identity_secret);
+    await readBody(ctx);
+    await next();
+  };
+}
+
+/**
+ * The publishable key (pk_…) of a web page (docs/widget.md): accepted only where
+ * `acceptsPublishableKey` says so; elsewhere (metrics, POST /users/register) a valid one gets 403,
+ * since those read revenue or set it.
+ */
+function publishableKeyAuth(projectKeys: ProjectKeyCache, budget: Budget, accepted: boolean) {
+  return async (ctx: RequestContext, key: string, next: () => Promise<unknown>) => {
+    const project = projectKeys.cachedPublishable(key) ?? (await projectKeys.lookupPublishable(key));
+    if (!project) throw unauthorized('invalid API key');
+    await ctx.state.rateLimit?.({ kind: 'project', id: project.id }, budget);
+    if (!accepted) throw forbidden('a publishable key cannot be used here: use the secret API key from your server');
+    if (project.suspended) throw forbidden('project is suspended');
+    refuseUnlistedOrigin(ctx, project);
+    ctx.state.project = project;
+    ctx.state.publishableKey = true;
+    if (ctx.get('x-user-token')) ctx.state.identity = await verifyUserToken(ctx.get('x-user-token'), project.identity_secret);
     await readBody(ctx);
     await next();
   };

@@ -18,7 +18,9 @@ export type RouteAuth =
   | 'public'
   /** X-API-Key, charged to the key's general budget. */
   | 'apiKey'
-  /** X-API-Key, charged to the key's ingestion budget (events). */
+  /** X-API-Key, secret or publishable (a web page's pk_…, docs/widget.md), charged to the key's general budget. */
+  | 'clientKey'
+  /** X-API-Key, secret or publishable, charged to the key's ingestion budget (events). */
   | 'ingestKey'
   /** The account's admin token (owner or team member). */
   | 'adminToken'
@@ -44,6 +46,8 @@ export type RouteDefinition = Documentation & {
   /** Path parameters, query and body as the document describes them. */
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** Request headers worth documenting (e.g. Content-Encoding, X-Sent-At). */
+  headers?: z.ZodObject;
   body?: NonNullable<RouteConfig['request']>['body'];
   handler: RouteHandler;
 };
@@ -72,6 +76,7 @@ export function defineRoute(definition: RouteDefinition): RouteDefinition {
 const SECURITY: Record<RouteAuth, RouteConfig['security']> = {
   public: PUBLIC,
   apiKey: API_KEY,
+  clientKey: API_KEY,
   ingestKey: API_KEY,
   adminToken: ADMIN_TOKEN,
   operatorToken: OPERATOR_TOKEN,
@@ -84,9 +89,11 @@ export function openApiPath(path: string): string {
 
 /** The routes in the document, in the order given. */
 export function registerRoutes(route: Route, routes: readonly RouteDefinition[]) {
-  for (const { method, path, auth, params, query, body, handler: _handler, ...documentation } of routes) {
+  for (const { method, path, auth, params, query, headers, body, handler: _handler, ...documentation } of routes) {
     const request =
-      params || query || body ? { ...(params ? { params } : {}), ...(query ? { query } : {}), ...(body ? { body } : {}) } : undefined;
+      params || query || headers || body
+        ? { ...(params ? { params } : {}), ...(query ? { query } : {}), ...(headers ? { headers } : {}), ...(body ? { body } : {}) }
+        : undefined;
     route({
       method,
       path: openApiPath(path),
@@ -123,7 +130,8 @@ function credentialMiddleware(deps: ApiDeps): CredentialMiddleware {
   return {
     public: () => undefined,
     apiKey: once(() => apiKeyAuth(deps.projectKeys) as RouterMiddleware<AppState>),
-    ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest' }) as RouterMiddleware<AppState>),
+    clientKey: once(() => apiKeyAuth(deps.projectKeys, { acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
+    ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest', acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
     adminToken: once(() => adminAuth(deps.sql) as RouterMiddleware<AppState>),
     operatorToken: once(() => operatorAuth(deps.operatorToken) as RouterMiddleware<AppState>),
   };

@@ -7,6 +7,7 @@ import type { RateLimits } from './middleware/rate-limit.js';
 import type { Telemetry } from '../core/telemetry.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
+import type { LiveFeed } from './live/live-feed.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 
 /** What the HTTP layer needs, built once at start-up (src/runtime/services.ts) or by a test. */
@@ -28,6 +29,8 @@ export type ApiDeps = {
   operatorToken: string;
   /** Request budgets (Redis-backed with REDIS_URL), built once per process by src/runtime/services.ts. */
   rateLimits: RateLimits;
+  /** Where acknowledged events reach the live view's streams; absent: one in memory (a single process). */
+  liveFeed?: LiveFeed | undefined;
   /** Set `stopping` on shutdown: from then on new requests get a 503 and store nothing. */
   lifecycle?: { stopping: boolean } | undefined;
 };

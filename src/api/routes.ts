@@ -2,6 +2,8 @@ import { accountRoutes } from './account/account.routes.js';
 import { deliveryRoutes } from './deliveries/deliveries.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { identityRoutes } from './identity/identity.routes.js';
+import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
@@ -26,6 +28,8 @@ export const ROOT_ROUTES = healthRoutes;
 export {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
+  insightsRoutes,
   integrationRoutes,
   memberRoutes,
   metricsRoutes,

@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Account } from '../oltp/accounts.repo.js';
 import type { ProjectWithPlan } from '../oltp/projects.repo.js';
+import type { SignedIdentity } from './identity/user-token.js';
 
 /** Which budget a route draws from. */
 export type Budget = 'ingest' | 'api';
@@ -16,6 +17,10 @@ export type AppState = {
   requestId: string;
   /** The project of the X-API-Key, on key-authenticated routes. */
   project?: ProjectWithPlan;
+  /** True when that key is the project's publishable key (pk_…), made for web pages. */
+  publishableKey?: boolean;
+  /** The user a valid X-User-Token names (signed by the host app's server; docs/widget.md). */
+  identity?: SignedIdentity;
   /** The account of the admin bearer token, on admin routes. */
   account?: Account;
   /** The team member whose admin token it is; null for the owner's token. */

@@ -82,6 +82,7 @@ const EnvSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   INGEST_LOG_MAX_BYTES: bytesVariable('512MiB'),
   INGEST_LOG_SHUTDOWN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+  IDEMPOTENCY_IDS_PER_SECOND: z.coerce.number().int().min(1).max(1_000_000).default(1000),
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(256),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -89,6 +90,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
   RATE_LIMIT_API: rateLimitVariable('100/s'),
   RATE_LIMIT_AUTH_FAILURES: rateLimitVariable('20/min'),
+  RATE_LIMIT_ANONYMOUS: rateLimitVariable('30/h'),
   TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
@@ -116,6 +118,9 @@ const EnvSchema = z.object({
   PROJECT_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   PROJECT_SQL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_048_576).default(512),
   PROJECT_SQL_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** GET /projects/:id/live (docs/insights.md): open streams per account and API process; the heartbeat's period. */
+  LIVE_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1000).default(5),
+  LIVE_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
 });
 
 export type Config = {
@@ -145,6 +150,11 @@ export type Config = {
     /** A graceful stop ships the log for at most this long; the rest waits for the next start. */
     shutdownShipMs: number;
   };
+  /**
+   * The rate of new eventIds the idempotency filters are sized for (both modes): each takes
+   * 3 bytes per id of the window at this rate, whatever the traffic (docs/ingestion.md).
+   */
+  idempotencyIdsPerSecond: number;
   /** BullMQ jobs one worker process holds at once; their events are written in one insert. */
   ingestWorkerConcurrency: number;
   /**
@@ -162,6 +172,8 @@ export type Config = {
     api: RateLimit;
     /** Per client IP: answers 401; once spent, that IP's authenticated requests get 429. */
     authFailures: RateLimit;
+    /** Per client IP: anonymous votes, comments and submissions on a public board. */
+    anonymous: RateLimit;
     /** Reverse proxies in front of the API whose X-Forwarded-For entry names the client (0: none). */
     trustedProxyHops: number;
   };
@@ -205,6 +217,8 @@ export type Config = {
     /** Queries of one account running or waiting at once (per API process); more get a 429. */
     accountConcurrency: number;
   };
+  /** The live view's SSE streams (GET /projects/:id/live). */
+  live: { maxConnectionsPerAccount: number; heartbeatMs: number };
 };
 
 /**
@@ -249,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: e.QUEUE_PREFIX,
     telemetryPort: e.METRICS_PORT,
     ingestLog: { maxBytes: e.INGEST_LOG_MAX_BYTES, shutdownShipMs: e.INGEST_LOG_SHUTDOWN_SECONDS * 1000 },
+    idempotencyIdsPerSecond: e.IDEMPOTENCY_IDS_PER_SECOND,
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,
@@ -257,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ingest: e.RATE_LIMIT_INGEST,
       api: e.RATE_LIMIT_API,
       authFailures: e.RATE_LIMIT_AUTH_FAILURES,
+      anonymous: e.RATE_LIMIT_ANONYMOUS,
       trustedProxyHops: e.TRUSTED_PROXY_HOPS,
     },
     delivery: {
@@ -279,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxMemoryBytes: e.PROJECT_SQL_MAX_MEMORY_MB * 1024 * 1024,
       accountConcurrency: e.PROJECT_SQL_ACCOUNT_CONCURRENCY,
     },
+    live: { maxConnectionsPerAccount: e.LIVE_MAX_CONNECTIONS_PER_ACCOUNT, heartbeatMs: e.LIVE_HEARTBEAT_SECONDS * 1000 },
   };
 }
 

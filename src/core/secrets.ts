@@ -4,6 +4,10 @@ import { hash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'fbk_';
 export const ADMIN_TOKEN_PREFIX = 'fba_';
 export const OPERATOR_TOKEN_PREFIX = 'fbo_';
+/** The HS256 secret a host app's server signs user tokens with (docs/widget.md). */
+export const IDENTITY_SECRET_PREFIX = 'fbid_';
+/** The key made for web pages; public by design, so stored and shown as is. */
+export const PUBLISHABLE_KEY_PREFIX = 'pk_';
 /** The signing key the server generates for a webhook integration created without one. */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 

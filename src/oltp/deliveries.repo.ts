@@ -15,6 +15,9 @@ export type DeliveryRow = {
   channel: DeliveryChannel;
   recipient: string;
   integration_id: string | null;
+  /** The item the notification is about, as it was then (its snapshot in the notification). */
+  feedback_id: string | null;
+  feedback_title: string | null;
   status: DeliveryStatus;
   attempts: number;
   last_error: string | null;
@@ -208,8 +211,9 @@ export async function overdueDeliveryIds(sql: SqlLike, olderThanMs: number, limi
 }
 
 const listColumns = (sql: SqlLike) => sql`
-  d.id, d.notification_id, n.type, d.channel, d.recipient, d.integration_id, d.status, d.attempts,
-  d.last_error, d.next_attempt_at, d.delivered_at, d.created_at, d.updated_at`;
+  d.id, d.notification_id, n.type, d.channel, d.recipient, d.integration_id,
+  n.payload -> 'feedback' ->> 'id' as feedback_id, n.payload -> 'feedback' ->> 'title' as feedback_title,
+  d.status, d.attempts, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at, d.updated_at`;
 
 /** A project's deliveries, newest first, optionally of one status. */
 export async function listDeliveries(
@@ -225,6 +229,16 @@ export async function listDeliveries(
       ${filter.status ? sql`and d.status = ${filter.status}` : sql``}
     order by d.created_at desc, d.id desc
     limit ${filter.limit} offset ${filter.offset}`;
+}
+
+/** One delivery of the project, as listed; null when it is not the project's. */
+export async function findDelivery(sql: SqlLike, projectId: string, id: string): Promise<DeliveryRow | null> {
+  const [row] = await sql<DeliveryRow[]>`
+    select ${listColumns(sql)}
+    from deliveries d
+    join notifications n on n.id = d.notification_id
+    where d.id = ${id} and d.project_id = ${projectId}`;
+  return row ?? null;
 }
 
 export type RetryResult =

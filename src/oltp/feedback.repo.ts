@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
 import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
 import { recordNotification } from './notifications.repo.js';
+import { carryComments } from './merge-comments.js';
 import { recordFact } from './outbox.repo.js';
 import {
   FEEDBACK_STATUSES,
@@ -21,7 +22,7 @@ function feedbackColumns(sql: SqlLike, viewer: string | undefined) {
   return sql`
     f.id, f.project_id, f.title, f.description, f.status, f.category, f.user_id, f.user_email,
     f.vote_count, f.comment_count, f.created_at, f.updated_at, f.rejection_reason,
-    f.merged_into_id, f.merged_at,
+    f.merged_into_id, f.merged_at, f.awaiting_approval,
     ${
       viewer === undefined ? sql`false` : sql`exists (select 1 from votes v where v.feedback_id = f.id and v.user_id = ${viewer})`
     } as has_voted,
@@ -42,6 +43,11 @@ export type FeedbackFilters = {
   status?: FeedbackStatus | undefined;
   category?: FeedbackCategory | undefined;
   includeMerged: boolean;
+  /**
+   * `awaiting`: only anonymous submissions waiting for an owner's approval (the moderation queue);
+   * otherwise every list leaves them out (docs/widget.md, "Moderation").
+   */
+  approval?: 'published' | 'awaiting' | undefined;
   /** Title contains this text, case-insensitively (the owner's list only). */
   q?: string | undefined;
   sort: FeedbackSort | OwnerFeedbackSort;
@@ -89,6 +95,7 @@ export async function listFeedbacks(
       ${filters.status ? sql`and f.status = ${filters.status}` : sql``}
       ${filters.category ? sql`and f.category = ${filters.category}` : sql``}
       ${filters.includeMerged ? sql`` : sql`and f.merged_into_id is null`}
+      ${filters.approval === 'awaiting' ? sql`and f.awaiting_approval` : sql`and not f.awaiting_approval`}
       ${titleContains(sql, filters.q)}
     order by ${orderBy(sql, filters.sort)}
     ${filters.limit !== undefined ? sql`limit ${filters.limit}` : sql``}
@@ -134,6 +141,8 @@ export type NewFeedback = {
   category: FeedbackCategory;
   userId: string;
   userEmail?: string | undefined;
+  /** An anonymous board submission: hidden from public lists until an owner approves it. */
+  awaitingApproval?: boolean | undefined;
 };
 
 export type CreateFeedbackResult = { kind: 'created'; feedback: FeedbackRow } | { kind: 'limit_reached'; limit: number };
@@ -156,9 +165,9 @@ export async function createFeedback(
       if (count >= maxFeedback) return { kind: 'limit_reached', limit: maxFeedback };
     }
     const [created] = await tx<{ id: string }[]>`
-      insert into feedbacks (project_id, title, description, category, user_id, user_email, vote_count)
+      insert into feedbacks (project_id, title, description, category, user_id, user_email, vote_count, awaiting_approval)
       values (${projectId}, ${input.title}, ${input.description}, ${input.category},
-              ${input.userId}, ${input.userEmail ?? null}, 1)
+              ${input.userId}, ${input.userEmail ?? null}, 1, ${input.awaitingApproval === true})
       returning id`;
     const id = (created as { id: string }).id;
     await tx`
@@ -281,7 +290,8 @@ async function lockMergeRows(tx: TransactionSql, sourceId: string, targetId: str
 
 /**
  * Merges `sourceId` into `targetId` within one project: the source gets merged_into_id and
- * merged_at, its voters move to the target (a user who voted on both keeps one vote), and items
+ * merged_at, its voters move to the target (a user who voted on both keeps one vote), its comments
+ * move there prefixed "[Originally on: <title>] " (merge-comments.ts), and items
  * previously merged into the source now point at the target, so merges never form chains.
  */
 export async function mergeFeedback(sql: Sql, projectId: string, sourceId: string, targetId: string): Promise<MergeResult> {
@@ -325,6 +335,7 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
         vote_count = (select count(*) from votes where feedback_id = ${targetId}),
         updated_at = now()
       where id = ${targetId}`;
+    await carryComments(tx, sourceId, targetId);
     await tx`
       update feedbacks set merged_into_id = ${targetId}, updated_at = now()
       where merged_into_id = ${sourceId}`;
@@ -339,4 +350,14 @@ export async function mergeFeedback(sql: Sql, projectId: string, sourceId: strin
     await recordNotification(tx, feedbackMerged(mergedSource as FeedbackRow, mergedTarget as FeedbackRow, sourceVoters));
     return { kind: 'merged' as const, source: mergedSource as FeedbackRow, target: mergedTarget as FeedbackRow };
   });
+}
+
+/** Publishes an anonymous submission (the moderation queue); null when the item is not the project's. */
+export async function approveFeedback(sql: SqlLike, projectId: string, id: string): Promise<FeedbackRow | null> {
+  const [updated] = await sql<{ id: string }[]>`
+    update feedbacks set awaiting_approval = false, updated_at = now()
+    where id = ${id} and project_id = ${projectId}
+    returning id`;
+  if (!updated) return null;
+  return findFeedback(sql, projectId, id, undefined);
 }

@@ -35,6 +35,8 @@ export type FeedbackRow = {
   rejection_reason: string | null;
   merged_into_id: string | null;
   merged_at: Date | null;
+  /** An anonymous board submission not yet approved by an owner (docs/widget.md). */
+  awaiting_approval: boolean;
   merged_feedback_ids: string[] | null;
 };
 

@@ -1,6 +1,10 @@
 import { type FeedbackRow, type FeedbackStatus, feedbackResource } from './feedback.row.js';
 
-export const NOTIFICATION_TYPES = ['feedback.created', 'feedback.status_changed'] as const;
+/**
+ * `integration.test` is an owner's "send test" of one integration: its payload's feedback is a
+ * sample (testMessagePayload), never a stored item, and it reaches only that integration.
+ */
+export const NOTIFICATION_TYPES = ['feedback.created', 'feedback.status_changed', 'integration.test'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 /** Feedback as the API answers it (SPEC 2.1), frozen at the moment of the change. */

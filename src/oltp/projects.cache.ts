@@ -1,5 +1,5 @@
 import type { Sql } from './db.js';
-import { findProjectByApiKeyHash, type ProjectWithPlan } from './projects.repo.js';
+import { findProjectByApiKeyHash, findProjectByPublishableKey, type ProjectWithPlan } from './projects.repo.js';
 
 /** The channel the triggers of sql/postgres/006_auth_change_notify.sql notify on. */
 export const AUTH_CHANGES_CHANNEL = 'auth_changes';
@@ -84,6 +84,24 @@ export class ProjectKeyCache {
     const generation = this.#generation;
     const project = await findProjectByApiKeyHash(this.sql, keyHash);
     if (project && generation === this.#generation && this.#listening) this.#store(key, project);
+    return project;
+  }
+
+  /**
+   * The project of a publishable key (pk_…, docs/widget.md), or null. Such a key is public, so it
+   * is looked up as is; it shares the cache (and its invalidation) with the secret keys, under a
+   * prefix no sha256 hex can take.
+   */
+  cachedPublishable(key: string): ProjectWithPlan | undefined {
+    return this.cached(`pk:${key}`);
+  }
+
+  async lookupPublishable(key: string): Promise<ProjectWithPlan | null> {
+    if (!this.#listening) return findProjectByPublishableKey(this.sql, key);
+    const cacheKey = `pk:${key}`;
+    const generation = this.#generation;
+    const project = await findProjectByPublishableKey(this.sql, key);
+    if (project && generation === this.#generation && this.#listening) this.#store(cacheKey, project);
     return project;
   }
 

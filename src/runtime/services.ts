@@ -16,6 +16,7 @@ import { ProjectKeyCache } from '../oltp/projects.cache.js';
 import { createMailer, type Mailer } from '../workers/notify/mailer.js';
 import { createDeliveryQueue, type DeliveryQueue } from '../workers/notify/deliveries.queue.js';
 import { createIngestQueue, type IngestQueue } from '../ingest/queue/ingest.queue.js';
+import { type LiveFeed, LocalLiveFeed, RedisLiveFeed } from '../api/live/live-feed.js';
 
 export type Services = {
   config: Config;
@@ -37,6 +38,8 @@ export type Services = {
   factWriter: FactWriter;
   /** Where the API hands events: the queue with Redis, the durable local ingest log without. */
   eventSink: EventSink;
+  /** Acknowledged events for the live view's streams (docs/insights.md). */
+  liveFeed: LiveFeed;
   /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
   rateLimits: RateLimits;
   /** Flushes buffered events, then closes every client and stops the embedded servers. */
@@ -86,12 +89,17 @@ export async function createServices(
       deliveryQueue = createDeliveryQueue(redis, config.queuePrefix);
       const dq = deliveryQueue;
       closers.unshift(() => dq.close());
-      eventSink = new QueueEventSink(queue, redis, { keyPrefix: config.queuePrefix });
+      eventSink = new QueueEventSink(queue, redis, {
+        keyPrefix: config.queuePrefix,
+        clickhouse,
+        idsPerSecond: config.idempotencyIdsPerSecond,
+      });
     } else {
       eventSink = await LogEventSink.open({
         dir: path.join(config.dataDir, 'ingest-log'),
         maxBytes: config.ingestLog.maxBytes,
         shutdownShipMs: config.ingestLog.shutdownShipMs,
+        idsPerSecond: config.idempotencyIdsPerSecond,
         writer: eventWriter,
         clickhouse,
         logger,
@@ -99,6 +107,9 @@ export async function createServices(
       });
     }
     closers.unshift(() => eventSink.close());
+    // The live view's source (docs/insights.md): across API processes through Redis, else in memory.
+    const liveFeed: LiveFeed = redis ? new RedisLiveFeed(redis, config.queuePrefix) : new LocalLiveFeed();
+    closers.unshift(() => liveFeed.close());
     const rateLimits = new RateLimits(config.rateLimits, redis ? { client: redis, prefix: config.queuePrefix } : undefined);
     registerBacklogGauges(telemetry, sql, queue);
     const mailer = createMailer({
@@ -125,6 +136,7 @@ export async function createServices(
       eventWriter,
       factWriter,
       eventSink,
+      liveFeed,
       rateLimits,
       async close() {
         for (const close of closers) {

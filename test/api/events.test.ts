@@ -129,7 +129,9 @@ describe.each([
       body: { events: [body, { eventName: 'other', userId: 'u9' }] },
     });
     expect(batch.status).toBe(200);
-    expect(batch.body.events[0]).toEqual(first.body);
+    expect(batch.body.results[0]).toEqual({ status: 'duplicate', event: first.body });
+    expect(batch.body.results[1]).toMatchObject({ status: 'accepted', event: { event_name: 'other' } });
+    expect(batch.body).toMatchObject({ accepted: 1, duplicates: 1, rejected: 0 });
     const rows = await storedEvents(2, p.id);
     // Give the queue time to (wrongly) store a duplicate before counting.
     await new Promise((resolve) => setTimeout(resolve, redis ? 1_500 : 0));
@@ -145,7 +147,7 @@ describe.each([
     expect(await storedEvents(1, other.id)).toHaveLength(1);
   });
 
-  it.skipIf(redis && !withRedis)('POST /events/batch stores every event and answers { accepted, events }', async () => {
+  it.skipIf(redis && !withRedis)('POST /events/batch stores every event and answers a result per event, in order', async () => {
     const p = await createProject(server, { plan: 'pro' });
     const events = Array.from({ length: 1000 }, (_, i) => ({
       eventName: i % 2 ? 'feedback_detail' : 'custom_thing',
@@ -154,9 +156,12 @@ describe.each([
     }));
     const response = await server.request('POST', '/api/v1/events/batch', { apiKey: p.apiKey, body: { events } });
     expect(response.status, JSON.stringify(response.body).slice(0, 300)).toBe(200);
-    expect(response.body.accepted).toBe(1000);
-    expect(response.body.events).toHaveLength(1000);
-    expect(response.body.events[5]).toMatchObject({ event_name: 'feedback_detail', user_id: 'user-5', properties: { i: 5 } });
+    expect(response.body).toMatchObject({ accepted: 1000, duplicates: 0, rejected: 0 });
+    expect(response.body.results).toHaveLength(1000);
+    expect(response.body.results[5]).toMatchObject({
+      status: 'accepted',
+      event: { event_name: 'feedback_detail', user_id: 'user-5', properties: { i: 5 } },
+    });
     const rows = await storedEvents(1000, p.id);
     expect(rows).toHaveLength(1000);
     expect(new Set(rows.map((row) => row.event_id)).size).toBe(1000);
@@ -227,8 +232,8 @@ describe.each([
       [{ events: 'x' }, 'events'],
       [{}, 'events'],
       [{ events: Array.from({ length: 1001 }, () => ({ eventName: 'e', userId: 'u' })) }, 'events'],
-      [{ events: [{ eventName: 'ok', userId: 'u' }, { eventName: 'ok', userId: 'u' }, { eventName: 'ok' }] }, 'events.2.userId'],
-      [{ events: [{ eventName: 'ok', userId: 'u' }, 7] }, 'events.1'],
+      [{ events: [{ eventName: 'ok', userId: 'u' }], sentAt: 'yesterday' }, 'sentAt'],
+      [[{ eventName: 'ok', userId: 'u' }], 'body'],
     ];
     for (const [body, field] of batchCases) {
       const response = await server.request('POST', '/api/v1/events/batch', { apiKey: p.apiKey, body });

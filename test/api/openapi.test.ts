@@ -168,7 +168,8 @@ describe('the OpenAPI document', () => {
       else if (
         ['/healthz', '/readyz', '/openapi/openapi.yaml'].includes(path) ||
         path.startsWith('/docs') ||
-        path.startsWith('/unsubscribe/')
+        path.startsWith('/unsubscribe/') ||
+        path.startsWith('/boards/')
       ) {
         expect(schemes, `${method} ${path}`).toEqual([]);
       } else expect(schemes, `${method} ${path}`).toEqual(['ApiKeyAuth']);
@@ -523,7 +524,7 @@ describe('real responses validate against the document', () => {
         ],
       },
     });
-    await call('post', '/events/batch', 400, { apiKey, body: { events: [{ eventName: 'x' }] } });
+    await call('post', '/events/batch', 400, { apiKey, body: { events: [] } });
     await server.eventsVisible();
   });
 

@@ -281,6 +281,54 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
     expect((await getFeedback(project, target.id)).body.vote_count).toBe(5);
   });
 
+  it('carries the source comments to the target, prefixed "[Originally on: <title>]", in the order they were written', async () => {
+    const source = await createFeedback(server, project, { title: 'Night theme' });
+    const target = await createFeedback(server, project, { title: 'Dark theme' });
+    const comment = (id: string, content: string, userId = 'talker') =>
+      server.request('POST', `/api/v1/feedbacks/${id}/comments`, { apiKey: project.apiKey, body: { content, userId } });
+    expect((await comment(target.id, 'first, on the target')).status).toBe(200);
+    const carried = await comment(source.id, 'second, on the source', 'night-owl');
+    expect(carried.status).toBe(200);
+    expect((await comment(source.id, 'x'.repeat(2000))).status).toBe(200);
+    const reply = await server.request('POST', `/api/v1/projects/${project.id}/feedbacks/${source.id}/comments`, {
+      bearer: project.account.adminToken,
+      body: { content: 'team reply on the source' },
+    });
+    expect(reply.status).toBe(200);
+
+    expect((await merge(project, source.id, target.id)).status).toBe(200);
+
+    const thread = await server.request('GET', `/api/v1/feedbacks/${target.id}/comments`, { apiKey: project.apiKey });
+    expect(thread.body.map((c: { content: string }) => c.content.slice(0, 60))).toEqual([
+      'first, on the target',
+      '[Originally on: Night theme] second, on the source',
+      `[Originally on: Night theme] ${'x'.repeat(31)}`,
+      '[Originally on: Night theme] team reply on the source',
+    ]);
+    // The rows moved: same id, author and time; an owner's reply stays the team's.
+    expect(thread.body[1]).toMatchObject({ id: carried.body.id, user_id: 'night-owl', created_at: carried.body.created_at });
+    expect(thread.body[3]).toMatchObject({ id: reply.body.id, is_admin: true });
+    // Past the 2,000 characters a comment may have, the prefixed one is cut and says so.
+    expect(thread.body[2].content).toHaveLength(2000);
+    expect(thread.body[2].content.endsWith('…')).toBe(true);
+    expect((await getFeedback(project, target.id)).body.comment_count).toBe(4);
+    expect((await getFeedback(project, source.id)).body.comment_count).toBe(0);
+    const left = await server.request('GET', `/api/v1/feedbacks/${source.id}/comments`, { apiKey: project.apiKey });
+    expect(left.body).toEqual([]);
+
+    // Merged again, the carried comments keep the prefix that names where they were written.
+    const next = await createFeedback(server, project, { title: 'Theme support' });
+    expect((await merge(project, target.id, next.id)).status).toBe(200);
+    const final = await server.request('GET', `/api/v1/feedbacks/${next.id}/comments`, { apiKey: project.apiKey });
+    expect(final.body.map((c: { content: string }) => c.content.slice(0, 60))).toEqual([
+      '[Originally on: Dark theme] first, on the target',
+      '[Originally on: Night theme] second, on the source',
+      `[Originally on: Night theme] ${'x'.repeat(31)}`,
+      '[Originally on: Night theme] team reply on the source',
+    ]);
+    expect((await getFeedback(project, next.id)).body.comment_count).toBe(4);
+  });
+
   it('hides the source from GET /feedbacks by default and shows it with includeMerged=true', async () => {
     const own = await createProject(server, { plan: 'pro' });
     const source = await createFeedback(server, own, { title: 'source' });

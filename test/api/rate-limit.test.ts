@@ -72,6 +72,7 @@ describe('rate-limit configuration', () => {
       ingest: { points: 1000, windowSeconds: 1 },
       api: { points: 100, windowSeconds: 1 },
       authFailures: { points: 20, windowSeconds: 60 },
+      anonymous: { points: 30, windowSeconds: 3600 },
       trustedProxyHops: 0,
     });
     expect(config.http).toEqual({ requestTimeoutMs: 60_000, headersTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 });
@@ -414,13 +415,13 @@ describe('body size and connection limits', () => {
       body: { title: 't', description: big, category: 'other', userId: 'u' },
     });
     expect(feedback.status).toBe(413);
-    expect(feedback.body).toEqual({ error: true, reason: 'body: too large (limit 1 MiB)' });
+    expect(feedback.body).toEqual({ error: true, reason: 'body: too large: the limit is 1048576 bytes (1 MiB)' });
     const tracked = await server.request('POST', '/api/v1/events/track', {
       apiKey: project.apiKey,
       body: { ...track, properties: { big } },
     });
     expect(tracked.status).toBe(413);
-    expect(tracked.body).toEqual({ error: true, reason: 'body: too large (limit 1 MiB)' });
+    expect(tracked.body).toEqual({ error: true, reason: 'body: too large: the limit is 1048576 bytes (1 MiB)' });
 
     // 2 MiB is fine for a batch (500 events of 4 KiB properties)...
     const events = Array.from({ length: 500 }, (_, i) => ({ eventName: 'big', userId: `u${i}`, properties: { blob: 'y'.repeat(4096) } }));
@@ -433,7 +434,7 @@ describe('body size and connection limits', () => {
       body: { events: [{ ...track, properties: { blob: 'z'.repeat(5 * MiB) } }] },
     });
     expect(huge.status).toBe(413);
-    expect(huge.body).toEqual({ error: true, reason: 'body: too large (limit 5 MiB)' });
+    expect(huge.body).toEqual({ error: true, reason: 'body: too large: the limit is 5242880 bytes (5 MiB)' });
   });
 
   describe('slow and idle connections are closed', () => {

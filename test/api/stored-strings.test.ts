@@ -60,22 +60,22 @@ describe('strings no store can hold are refused with 400 naming the field', () =
       );
     });
 
-    it('POST /events/batch names the event’s index', async () => {
-      await expect400(
-        'POST',
-        '/api/v1/events/batch',
-        {
-          apiKey: project.apiKey,
-          body: {
-            events: [
-              { eventName: 'e', userId: 'u' },
-              { eventName: 'e', userId: value },
-            ],
-          },
+    it('POST /events/batch rejects that event alone, naming the field', async () => {
+      const response = await server.request('POST', '/api/v1/events/batch', {
+        apiKey: project.apiKey,
+        body: {
+          events: [
+            { eventName: 'e', userId: 'u', timestamp: 'not a time' },
+            { eventName: 'e', userId: value },
+            { eventName: 'e', userId: 'u', properties: { [value]: 1 } },
+          ],
         },
-        'events.1.userId',
-        reason,
-      );
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ accepted: 0, rejected: 3 });
+      expect(response.body.results[1].reason).toMatch(/^userId: /);
+      expect(response.body.results[1].reason).toMatch(reason);
+      expect(response.body.results[2].reason).toMatch(/^properties: a key /);
     });
 
     it('POST /feedbacks: title, description and userId', async () => {

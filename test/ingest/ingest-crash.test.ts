@@ -82,8 +82,8 @@ describe('embedded ingestion across crashes', () => {
           statuses.push(reply.status);
           return false;
         }
-        expect(reply.body.events.map((e: { id: string }) => e.id)).toEqual(batch.map((e) => e.eventId));
-        for (const event of reply.body.events as { id: string; user_id: string; created_at: string }[]) {
+        expect(reply.body.results.map((r: { event: { id: string } }) => r.event.id)).toEqual(batch.map((e) => e.eventId));
+        for (const { event } of reply.body.results as { event: { id: string; user_id: string; created_at: string } }[]) {
           acknowledged.add(event.id);
           answers.set(event.id, event);
         }

@@ -139,7 +139,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
           return;
         }
         expect(reply.body.accepted).toBe(batch.length);
-        expect(reply.body.events.map((e: { id: string }) => e.id)).toEqual(batch.map((e) => e.eventId));
+        expect(reply.body.results.map((r: { event: { id: string } }) => r.event.id)).toEqual(batch.map((e) => e.eventId));
         for (const event of batch) acknowledged.add(event.eventId as string);
       });
       const sendMs = Date.now() - sendStarted;
@@ -199,7 +199,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: sent } });
         if (reply.status === 200) {
           expect(reply.body.accepted).toBe(count);
-          for (const event of reply.body.events as { id: string }[]) acknowledged.add(event.id);
+          for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
         } else for (const event of sent) if (event.eventId) refused.add(event.eventId);
         return reply;
       }
@@ -295,7 +295,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: stalledBatch } });
         expect([200, 503], JSON.stringify(reply.body)).toContain(reply.status);
         if (reply.status !== 200) return false;
-        expect(reply.body.events.map((e: { id: string }) => e.id)).toEqual(stalledBatch.map((e) => e.eventId));
+        expect(reply.body.results.map((r: { event: { id: string } }) => r.event.id)).toEqual(stalledBatch.map((e) => e.eventId));
         return true;
       });
       const retried = await call(setup.base, 'POST', '/api/v1/events/track', { apiKey: project.apiKey, body: stalledTrack });
@@ -369,7 +369,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         inLanes(batches, 3, async (batch) => {
           const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
           statuses.push(reply.status);
-          if (reply.status === 200) for (const event of reply.body.events as { id: string }[]) acknowledged.add(event.id);
+          if (reply.status === 200) for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
         }),
         inLanes(singles, 25, async (event) => {
           const reply = await server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, body: event });
@@ -427,7 +427,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       for (const batch of [events(500, false, 'lost-a'), events(500, false, 'lost-b')]) {
         const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
         expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-        for (const event of reply.body.events as { id: string }[]) acknowledged.add(event.id);
+        for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
       }
       let attemptsMade = 0;
       await eventually('an insert whose answer was lost, retried by the queue', 10_000, async () => {

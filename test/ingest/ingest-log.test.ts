@@ -196,7 +196,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
         }),
         (async () => {
           const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
-          if (reply.status === 200) for (const event of reply.body.events as { id: string }[]) acknowledged.add(event.id);
+          if (reply.status === 200) for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
           else {
             refusals.push({ status: reply.status, body: reply.body, retryAfter: reply.headers.get('retry-after') });
             for (const event of batch) if (event.eventId) refused.add(event.eventId);
@@ -252,7 +252,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
       const batch = [...events(250, true, tag), ...events(250, false, tag)];
       const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-      for (const event of reply.body.events as { id: string }[]) acknowledged.add(event.id);
+      for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
     }
     await eventually('an insert whose answer was lost, retried', 10_000, async () => faults.failuresOf('events') >= lostBefore + 2);
     faults.mode = undefined;

@@ -13,6 +13,15 @@ export const VIEWPORTS = {
   phone: { width: 390, height: 844 },
 } as const;
 
+/**
+ * Timeouts of the browser tests (vi.setConfig at the top of each file). A test is a whole
+ * owner's task, several pages long, on a machine running other test files beside it: 90 s. A
+ * polled expectation waits as long as a Playwright locator does (15 s): the default second is
+ * shorter than one page load on a loaded machine, and a poll that gives up before the page has
+ * drawn what it asserts is the flakiness these tests must not have.
+ */
+export const BROWSER_TEST_TIMEOUTS = { testTimeout: 90_000, expect: { poll: { timeout: 15_000 } } } as const;
+
 export function assertPrerequisites() {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   if (!existsSync(path.join(WEB_DIST_DIR, 'index.html'))) throw new Error('the dashboard is not built: npm run build:web');

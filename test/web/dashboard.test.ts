@@ -1,9 +1,10 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { launchChromium, openTab, signIn, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, signIn, type DashboardTab } from './browser.js';
 
+vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
  * The owners' dashboard in Chromium against the real service (real PostgreSQL, embedded
  * ClickHouse): what an owner does in the pages reaches the API, and what the API holds shows.
@@ -379,6 +380,9 @@ describe('metrics', () => {
     const t = await tab();
     await signIn(t, server, team.token, `/projects/${team.projectId}/metrics`);
     await expect.poll(() => t.page.getByTestId('chart-summary').textContent()).toContain('30 events in 30 days');
+    // uPlot draws after the summary text is rendered: wait for the drawing itself (the figure
+    // says what it drew once uPlot's draw hook ran), not for the text beside it.
+    await t.page.locator('.chart[data-drawn="day:30"]').waitFor();
     expect(await t.page.locator('.chart canvas').count()).toBe(1);
     expect(await t.page.getByTestId('tile-event_count').textContent()).toBe('30');
     // The breakdown by event name (Team plan: allowed) lists the custom event too.
@@ -404,6 +408,8 @@ describe('metrics', () => {
     await t.page.getByLabel('Interval').selectOption('hour');
     await t.page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => t.page.getByTestId('chart-summary').textContent()).toContain('30 events in 72 hours');
+    await t.page.locator('.chart[data-drawn="hour:72"]').waitFor();
+    expect(await t.page.locator('.chart canvas').count()).toBe(1);
     expect(t.page.url()).toContain('interval=hour');
   });
 

@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DASHBOARD_CSP, WEB_DIST_DIR } from '../../src/api/web/web-static.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
 
+vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
  * The dashboard's quality bars: security headers and caching, the size of the first page, axe-core
  * on every page at 1280x800 and 390x844, the keyboard, and the 365-day chart drawn within 300 ms
@@ -205,14 +206,15 @@ describe('accessibility, at 1280x800 and 390x844', () => {
         expect(await seriousViolations(tab.page), target.name).toEqual([]);
         const overflow = await tab.page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
         expect(overflow, `${target.name} is wider than the ${size} screen`).toBeLessThanOrEqual(0);
-        if (SCREENSHOTS && size === 'desktop' && (target.name === 'inbox' || target.name === 'detail')) {
+        if (SCREENSHOTS && size === 'desktop' && ['inbox', 'detail', 'settings', 'sdk-users'].includes(target.name)) {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, `${target.name}.png`), fullPage: true });
         }
         if (SCREENSHOTS && size === 'phone' && target.name === 'inbox') {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, 'inbox-phone.png'), fullPage: true });
         }
       }
-    });
+      // Seven pages, each loaded and checked by axe: past 90 s on a loaded machine.
+    }, 240_000);
   }
 
   it('works from the keyboard: sign in, open an item from the inbox, change its status', async () => {

@@ -60,9 +60,12 @@ describe.each([
   it.skipIf(skip)('a receiver answering 500 three times, then 200, gets the message once, after visible retries', async () => {
     const receiver = await startHttpReceiver((index) => (index < 3 ? 500 : 200));
     const project = await projectWithWebhook(receiver);
-    await createFeedback(server, project);
+    const item = await createFeedback(server, project);
     const [delivery] = await settledDeliveries(server, project);
     expect(delivery).toMatchObject({
+      // The item the message is about, so the owner's list can name it.
+      feedback_id: item.id,
+      feedback_title: item.title,
       status: 'delivered',
       attempts: 4,
       last_error: null,
@@ -137,6 +140,60 @@ describe.each([
     const rest = await listDeliveries(server, project, { limit: '2', offset: '2' });
     expect([...first, ...rest].map((d) => d.id)).toEqual(all.map((d) => d.id));
     expect(first).toHaveLength(2);
+  });
+
+  it.skipIf(skip)('"send test" posts one signed integration.test message to that integration only, logged as a delivery', async () => {
+    const receiver = await startHttpReceiver();
+    const other = await startHttpReceiver();
+    receivers.push(other);
+    const project = await projectWithWebhook(receiver);
+    const [integration] = (
+      await server.request('GET', `/api/v1/projects/${project.id}/integrations`, { bearer: project.account.adminToken })
+    ).body;
+    const second = await addIntegration(server, project, { kind: 'webhook', url: other.url });
+    const testPath = (id: string) => `/api/v1/projects/${project.id}/integrations/${id}/test`;
+    const bearer = project.account.adminToken;
+
+    const sent = await server.request('POST', testPath(integration.id), { bearer });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ type: 'integration.test', channel: 'webhook', integration_id: integration.id, status: 'pending' });
+    const [delivery] = await settledDeliveries(server, project);
+    expect(delivery).toMatchObject({
+      id: sent.body.id,
+      status: 'delivered',
+      attempts: 1,
+      feedback_title: 'Test message: this integration works',
+    });
+    expect(receiver.accepted).toHaveLength(1);
+    expect(receiver.accepted[0]!.headers['x-feedback-event']).toBe('integration.test');
+    expect(receiver.accepted[0]!.headers['x-feedback-signature']).toEqual(expect.any(String));
+    expect(receiver.accepted[0]!.body).toMatchObject({
+      type: 'integration.test',
+      project_id: project.id,
+      feedback: { id: '00000000-0000-0000-0000-000000000000', title: 'Test message: this integration works' },
+    });
+    // Only the integration tested: the other one got nothing, and no item was created.
+    expect(other.requests).toHaveLength(0);
+    expect((await server.request('GET', '/api/v1/feedbacks', { apiKey: project.apiKey })).body).toEqual([]);
+
+    // A disabled integration is refused; an unknown one, or another project's, is a 404.
+    await server.request('PATCH', `/api/v1/projects/${project.id}/integrations/${second.id}`, { bearer, body: { enabled: false } });
+    expect(await server.request('POST', testPath(second.id), { bearer })).toMatchObject({
+      status: 409,
+      body: { error: true, reason: 'the integration is disabled: enable it to send a test' },
+    });
+    expect((await server.request('POST', testPath(randomUUID()), { bearer })).status).toBe(404);
+    const stranger = await createProject(server, { plan: 'pro' });
+    expect(
+      (
+        await server.request('POST', `/api/v1/projects/${stranger.id}/integrations/${integration.id}/test`, {
+          bearer: stranger.account.adminToken,
+        })
+      ).status,
+    ).toBe(404);
+    // On Free (integrations are Pro and Team) it is a 402, like every change of an integration.
+    await setPlan(server, project.account, 'free');
+    expect((await server.request('POST', testPath(integration.id), { bearer })).status).toBe(402);
   });
 
   it.skipIf(skip || !redis)('a retry the queue cannot take (Redis down) is still committed: 200, pending, sent once queued', async () => {

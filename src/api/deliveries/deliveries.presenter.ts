@@ -9,6 +9,8 @@ export function presentDelivery(row: DeliveryRow) {
     channel: row.channel,
     recipient: row.recipient,
     integration_id: row.integration_id,
+    feedback_id: row.feedback_id,
+    feedback_title: row.feedback_title,
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,

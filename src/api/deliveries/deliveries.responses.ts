@@ -17,6 +17,8 @@ export const DeliveryResponse = z
     integration_id: uuid
       .nullable()
       .meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
+    feedback_id: uuid.nullable().meta({ description: 'The feedback item the notification is about (it may have been deleted since).' }),
+    feedback_title: z.string().nullable().meta({ description: 'That item’s title when the notification was made: what the message said.' }),
     status: z.enum(DELIVERY_STATUSES).meta({
       description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).',
     }),

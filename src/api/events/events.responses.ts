@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TrackedEventResponse as TrackedEventType } from '../../core/event.js';
+import type { BatchEventsResult } from './batch-results.js';
 import { anyValues } from '../openapi/any-values.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
@@ -22,11 +23,38 @@ export const TrackedEventResponse = z
   })
   .meta({ id: 'TrackedEvent', description: 'A tracked analytics event (SPEC 2.7).' });
 
+const BatchEventAccepted = z
+  .object({ status: z.literal('accepted'), event: TrackedEventResponse.meta({ description: 'The event as stored.' }) })
+  .meta({ id: 'BatchEventAccepted', description: 'The event is stored (durable).' });
+const BatchEventDuplicate = z
+  .object({
+    status: z.literal('duplicate'),
+    event: TrackedEventResponse.meta({ description: 'The event first stored under this eventId, not this copy.' }),
+  })
+  .meta({
+    id: 'BatchEventDuplicate',
+    description:
+      'An event with this `eventId` was already accepted for the project (a retry, or a repeat within the batch): it is not stored again.',
+  });
+const BatchEventRejected = z
+  .object({
+    status: z.literal('rejected'),
+    reason: z.string().meta({ description: 'The field and the problem, e.g. `userId: is required`.' }),
+  })
+  .meta({ id: 'BatchEventRejected', description: 'The event is invalid and was not stored; sending it again cannot succeed.' });
+
 export const BatchEventsResponse = z
   .object({
-    accepted: count.meta({ description: 'How many events the batch held (all of them: a batch is accepted whole or not at all).' }),
-    events: z.array(TrackedEventResponse).meta({ description: 'The stored events, in the order sent.' }),
+    accepted: count.meta({ description: 'Events stored by this request.' }),
+    duplicates: count.meta({ description: 'Events whose eventId was already accepted: not stored again.' }),
+    rejected: count.meta({ description: 'Invalid events, not stored.' }),
+    results: z
+      .array(z.discriminatedUnion('status', [BatchEventAccepted, BatchEventDuplicate, BatchEventRejected]))
+      .meta({ description: 'What became of each event, one result per event in the order sent.' }),
   })
   .meta({ id: 'BatchEventsResult' });
 
-export type EventResponseChecks = [Expect<SameShape<TrackedEventType, Out<typeof TrackedEventResponse>>>];
+export type EventResponseChecks = [
+  Expect<SameShape<TrackedEventType, Out<typeof TrackedEventResponse>>>,
+  Expect<SameShape<BatchEventsResult, Out<typeof BatchEventsResponse>>>,
+];

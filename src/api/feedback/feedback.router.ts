@@ -5,14 +5,29 @@ import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
-import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
+import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
+import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
 import { presentComment, presentFeedback } from './feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 
-/** The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. */
-const viewerOf = (ctx: RequestContext) => ctx.get('x-user-id') || undefined;
+/**
+ * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
+ * user takes its place (docs/widget.md).
+ */
+const viewerOf = (ctx: RequestContext) => signedViewer(ctx, ctx.get('x-user-id') || undefined);
+
+/**
+ * The public board's hidden field: people never see it, naive bots fill it in. Only requests with
+ * the publishable key (web pages) are checked, so SPEC clients are untouched.
+ */
+function refuseHoneypot(ctx: RequestContext) {
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  if (ctx.state.publishableKey && typeof body?.website === 'string' && body.website !== '') {
+    throw badRequest('website: must be empty');
+  }
+}
 
 /** A malformed id cannot name an item, so it is a 404 like any missing one. */
 function feedbackId(ctx: RequestContext): string {
@@ -27,9 +42,10 @@ function assertWritable(ctx: RequestContext) {
 }
 
 /** SPEC 4.1 to 4.7: feedback, votes and comments, authenticated by X-API-Key. */
-export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> {
+export function feedbackRouter({ sql, projectKeys, rateLimits }: ApiDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const auth = apiKeyAuth(projectKeys);
+  const auth = apiKeyAuth(projectKeys, { acceptsPublishableKey: true });
+  const acting = (ctx: RequestContext, userId: string) => actingUser(ctx, { sql, rateLimits }, userId);
 
   router.get('/feedbacks', auth, async (ctx) => {
     const query = parseQuery(ListFeedbacksQuery, ctx.query);
@@ -38,10 +54,13 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
   });
 
   router.post('/feedbacks', auth, async (ctx) => {
+    refuseHoneypot(ctx);
     const body = parseBody(CreateFeedbackBody, ctx.request.body);
     assertWritable(ctx);
     const project = keyProject(ctx);
-    const result = await createFeedback(sql, project.id, body, PLAN_LIMITS[project.plan].maxFeedbackPerProject);
+    const user = await acting(ctx, body.userId);
+    const input = { ...body, userEmail: body.userEmail ?? user.email, awaitingApproval: user.anonymous };
+    const result = await createFeedback(sql, project.id, input, PLAN_LIMITS[project.plan].maxFeedbackPerProject);
     if (result.kind === 'limit_reached') {
       throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
     }
@@ -49,8 +68,10 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
   });
 
   router.get('/feedbacks/:id', auth, async (ctx) => {
-    const row = await findFeedback(sql, keyProject(ctx).id, feedbackId(ctx), viewerOf(ctx));
-    if (!row) throw notFound('feedback not found');
+    const viewer = viewerOf(ctx);
+    const row = await findFeedback(sql, keyProject(ctx).id, feedbackId(ctx), viewer);
+    // An anonymous submission awaiting approval is its author's alone until an owner approves it.
+    if (!row || (row.awaiting_approval && row.user_id !== viewer)) throw notFound('feedback not found');
     ctx.body = presentFeedback(row);
   });
 
@@ -58,7 +79,8 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
     const id = feedbackId(ctx);
     const body = parseBody(AddVoteBody, ctx.request.body);
     assertWritable(ctx);
-    const result = await addVote(sql, keyProject(ctx).id, id, body);
+    const user = await acting(ctx, body.userId);
+    const result = await addVote(sql, keyProject(ctx).id, id, { ...body, email: body.email ?? user.email });
     switch (result.kind) {
       case 'not_found':
         throw notFound('feedback not found');
@@ -77,6 +99,7 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
     const id = feedbackId(ctx);
     const body = parseBody(RemoveVoteBody, ctx.request.body);
     assertWritable(ctx);
+    await acting(ctx, body.userId);
     const vote = await removeVote(sql, keyProject(ctx).id, id, body.userId);
     if (!vote) throw notFound('feedback not found');
     ctx.body = vote;
@@ -90,8 +113,11 @@ export function feedbackRouter({ sql, projectKeys }: ApiDeps): Router<AppState> 
 
   router.post('/feedbacks/:id/comments', auth, async (ctx) => {
     const id = feedbackId(ctx);
+    refuseHoneypot(ctx);
     const body = parseBody(AddCommentBody, ctx.request.body);
     assertWritable(ctx);
+    await acting(ctx, body.userId);
+    if (body.isAdmin && ctx.state.publishableKey) throw forbidden('isAdmin: a publishable key cannot post as the app’s team');
     const comment = await addComment(sql, keyProject(ctx).id, id, body);
     if (!comment) throw notFound('feedback not found');
     ctx.body = presentComment(comment);

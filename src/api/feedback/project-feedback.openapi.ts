@@ -199,7 +199,7 @@ export function registerProjectFeedbackPaths(route: Route) {
     tags: ['Projects'],
     summary: 'Merge a feedback item into another',
     description:
-      'The source gets `merged_into_id` and `merged_at` and leaves default lists; the target lists it in `merged_feedback_ids`; votes move to the target (a user who voted on both keeps one). Items merged earlier into the source now point at the target.',
+      'The source gets `merged_into_id` and `merged_at` and leaves default lists; the target lists it in `merged_feedback_ids`; votes move to the target (a user who voted on both keeps one). Comments move to the target as the origin’s merge carried them, each prefixed `[Originally on: <source title>] ` (kept: id, author, `created_at`; a comment already carrying a prefix keeps it; one that would pass 2,000 characters is cut, ending in `…`). Items merged earlier into the source now point at the target.',
     security: ADMIN_TOKEN,
     request: { params: ProjectFeedbackPath, body: requests.mergeFeedback },
     responses: {

@@ -8,10 +8,15 @@ import {
   listIntegrations,
   updateIntegration,
 } from '../../oltp/integrations.repo.js';
+import { findDelivery } from '../../oltp/deliveries.repo.js';
+import { recordTestMessage } from '../../oltp/integration-test.repo.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
+import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
+import { presentDelivery } from '../deliveries/deliveries.presenter.js';
+import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { badRequest, notFound, paymentRequired } from '../errors.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import {
   body,
   defaultError,
@@ -195,6 +200,48 @@ export const integrationRoutes = [
       const integration = await deleteIntegration(sql, project.id, integrationIdParam(ctx));
       if (!integration) throw notFound('integration not found');
       ctx.body = presentIntegration(integration);
+    },
+  }),
+  // "Send test": one message to this integration through the ordinary deliveries (the SSRF guard
+  // and retries at delivery time, an entry in the delivery log); answers the pending delivery.
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/integrations/:integrationId/test',
+    auth: 'adminToken',
+    operationId: 'sendIntegrationTest',
+    tags: ['Integrations'],
+    summary: 'Send a test message to an integration',
+    description:
+      'Pro and Team plans. Sends one message of type `integration.test` to this integration only, through the ordinary deliveries: the same checks of the address at delivery time, the same retries, an entry in `GET /projects/{id}/deliveries`. Its `feedback` is a sample (id `00000000-0000-0000-0000-000000000000`, title “Test message: this integration works”) in the shape of every message; no item is created. Answers the delivery, pending; follow its status in the delivery list.',
+    params: ProjectIntegrationPath,
+    responses: {
+      200: json('The test message’s delivery, pending.', DeliveryResponse),
+      401: error('Missing or invalid admin token.'),
+      402: integrationsPlan,
+      403: projectRefused,
+      404: notIntegration,
+      409: error('The integration is disabled.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql, deliveryQueue, config, logger }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      requireIntegrationsPlan(project);
+      const integration = await findIntegration(sql, project.id, integrationIdParam(ctx));
+      if (!integration) throw notFound('integration not found');
+      if (!integration.enabled) throw conflict('the integration is disabled: enable it to send a test');
+      const deliveryId = await recordTestMessage(sql, integration);
+      // As for a retry: with Redis the attempt is queued now; without it the poller finds the row,
+      // due now. A queue that cannot take the job leaves it to the overdue sweep.
+      if (deliveryQueue) {
+        try {
+          await enqueueDeliveries(deliveryQueue, [deliveryId], config.delivery.maxAttempts);
+        } catch (error) {
+          logger.warn({ err: error, deliveryId }, 'test delivery not queued (Redis unavailable?); the overdue sweep will queue it');
+        }
+      }
+      const delivery = await findDelivery(sql, project.id, deliveryId);
+      if (!delivery) throw notFound('integration not found');
+      ctx.body = presentDelivery(delivery);
     },
   }),
 ];

@@ -132,6 +132,8 @@ export class RateLimits {
   readonly ingest: Counter | undefined;
   readonly api: Counter | undefined;
   readonly authFailures: Counter | undefined;
+  /** Per client IP: votes, comments and submissions made anonymously on a public board (docs/widget.md). */
+  readonly anonymous: Counter | undefined;
 
   /**
    * With `redis`, counters live under `<prefix>:ratelimit:<budget>:` and are shared by every
@@ -163,6 +165,14 @@ export class RateLimits {
     this.ingest = counter('ingest', settings.ingest);
     this.api = counter('api', settings.api);
     this.authFailures = counter('auth-failures', settings.authFailures);
+    this.anonymous = counter('anonymous', settings.anonymous);
+  }
+
+  /** Charges one anonymous action to the client's address: 429 (with Retry-After) once its budget is spent. */
+  async chargeAnonymous(ctx: RequestContext): Promise<void> {
+    if (!this.anonymous) return;
+    const verdict = await this.anonymous.consume(`ip:${clientIp(ctx, this.trustedProxyHops)}`);
+    if (!verdict.allowed) throw tooManyRequests(verdict, `anonymous actions from this address (at most ${this.anonymous.describe()})`);
   }
 }
 

@@ -47,6 +47,6 @@ export function storableInput(isMetricsRoute: (path: string) => boolean) {
  * the walk over every value (measured as a visible share of POST /events/track, BENCHMARKS.md) is
  * skipped.
  */
-function mayHoldUnstorable(rawBody: unknown): boolean {
+export function mayHoldUnstorable(rawBody: unknown): boolean {
   return typeof rawBody !== 'string' || rawBody.includes('\\u');
 }

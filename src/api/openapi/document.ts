@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
+import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
@@ -8,12 +9,14 @@ import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
   deliveryRoutes,
+  identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
   projectRoutes,
   projectSqlRoutes,
+  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,
@@ -59,10 +62,12 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, INGESTION_ROUTES);
   registerRoutes(route, metricsRoutes);
   registerRoutes(route, projectSqlRoutes);
+  registerRoutes(route, insightsRoutes);
   registerRoutes(route, sqlRoutes);
   registerOperatorPaths(route);
   registerRoutes(route, accountRoutes);
   registerRoutes(route, projectRoutes);
+  registerRoutes(route, identityRoutes);
   registerProjectFeedbackPaths(route);
   registerRoutes(route, memberRoutes);
   registerRoutes(route, integrationRoutes);
@@ -71,6 +76,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
+  registerCorsPaths(registry);
 }
 
 const DESCRIPTION = `
@@ -96,6 +102,13 @@ API's \`{ "error": { "code": "METRICS_…", "message": "…" } }\` (its 400s, 40
 measure 403). Clients tell them apart by the type of \`error\`. Unknown routes are 404 in the
 server-wide body.
 
+**Browsers.** The client app's routes (feedback, votes, comments, \`/users/register\`,
+\`/events/track\`, \`/events/batch\`) answer CORS preflights for any origin and allow no credentials
+(the API key is the credential); a project may restrict its key to listed origins
+(\`allowed_origins\`). Owner and operator routes send no CORS headers.
+
+**Back-off.** 429 and 503 carry \`Retry-After\` (seconds); a 413 states the limit in bytes.
+
 Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one).
 `.trim();
 
@@ -120,6 +133,7 @@ export function buildOpenApiDocument() {
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },
       { name: 'Operator', description: 'Accounts, plans, suspension, ad-hoc SQL and dead letters (operator token)' },
       { name: 'Data rights', description: 'Exports, erasure of an SDK user’s data and deletions (docs/data-rights.md)' },
+      { name: 'CORS', description: 'Preflights of the client app’s routes, for web pages (docs/ingestion.md, “Protocol”)' },
       { name: 'Service', description: 'Health, this document and its rendering (no authentication)' },
     ],
   });

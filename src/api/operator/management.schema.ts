@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { PLANS } from '../../core/plans.js';
+import { allowedOrigins } from '../cors/allowed-origins.schema.js';
 import { bodySchema } from '../validation.js';
 
 const plan = z.enum(PLANS, { error: `must be one of ${PLANS.join(', ')}` });
@@ -36,7 +37,13 @@ export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 export const UpdateProjectBody = bodySchema({
   name: projectName.optional(),
   archived: z.boolean({ error: 'must be a boolean' }).optional(),
-}).refine((body) => body.name !== undefined || body.archived !== undefined, { error: 'name or archived is required' });
+  requireSignedIdentity: z.boolean({ error: 'must be a boolean' }).optional(),
+  boardPublic: z.boolean({ error: 'must be a boolean' }).optional(),
+  anonymousFeedback: z.boolean({ error: 'must be a boolean' }).optional(),
+  allowedOrigins: allowedOrigins.optional(),
+}).refine((body) => Object.values(body).some((value) => value !== undefined), {
+  error: 'at least one of name, archived, allowedOrigins, requireSignedIdentity, boardPublic, anonymousFeedback is required',
+});
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 /** GET /admin/dead-letters query (operator), read verbatim. */

@@ -8,6 +8,13 @@ export function presentProject(row: Project, apiKey?: string) {
     ...(apiKey === undefined ? {} : { api_key: apiKey }),
     archived: row.archived,
     suspended: row.suspended,
+    allowed_origins: row.allowed_origins,
+    publishable_key: row.publishable_key,
+    has_identity_secret: row.identity_secret !== null,
+    require_signed_identity: row.require_signed_identity,
+    board_public: row.board_public,
+    anonymous_feedback: row.anonymous_feedback,
+    slug: row.slug,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -10,6 +10,27 @@ const projectFields = {
   name: z.string(),
   archived: z.boolean().meta({ description: 'Archived projects are read-only for feedback.' }),
   suspended: z.boolean().meta({ description: 'Set by the operator; a suspended project’s API key gets 403.' }),
+  allowed_origins: z.array(z.string()).meta({
+    description:
+      'Browser origins the API key may be used from (exact, e.g. `https://app.example.com`). Empty: any origin. A key-authenticated request with an `Origin` header not listed here is refused with 403; requests without `Origin` (servers, mobile apps) are not affected.',
+  }),
+  publishable_key: z.string().meta({
+    description:
+      'The key made for web pages (`pk_…`): the widget and the public board. It reads feedback, tracks events, and acts for a user only with a signed `X-User-Token` (or anonymously where allowed); it never reads metrics or sets MRR. Public by design. Rotate with POST /projects/{id}/publishable-key.',
+  }),
+  has_identity_secret: z.boolean().meta({
+    description: 'Whether an identity secret exists (POST /projects/{id}/identity-secret); the secret itself is shown only when created.',
+  }),
+  require_signed_identity: z.boolean().meta({
+    description:
+      'When true, every request that acts as a user (create, vote, unvote, comment, register) needs a valid `X-User-Token`, with either key.',
+  }),
+  board_public: z.boolean().meta({ description: 'When true, the public board is served at `/board/{slug}`.' }),
+  anonymous_feedback: z.boolean().meta({
+    description:
+      'When true, board visitors may vote, comment and submit without a token (rate-limited per IP; submissions wait for approval).',
+  }),
+  slug: z.string().meta({ description: 'The public board’s address: `/board/{slug}`.' }),
   created_at: timestamp,
   updated_at: timestamp,
 };

@@ -97,10 +97,14 @@ export const projectRoutes = [
     auth: 'adminToken',
     operationId: 'updateProject',
     tags: ['Projects'],
-    summary: 'Rename or archive a project',
+    summary: 'Rename or archive a project, or change its web-page settings',
     description: 'An archived project is read-only for feedback: creating items, voting, unvoting and commenting are 403.',
     params: ProjectPath,
-    body: body(UpdateProjectBody, 'UpdateProjectRequest', 'At least one of `name` and `archived`.'),
+    body: body(
+      UpdateProjectBody,
+      'UpdateProjectRequest',
+      'At least one field. `allowedOrigins` replaces the project’s list of browser origins (exact origins such as `https://app.example.com`; `[]` allows any origin again); `requireSignedIdentity`, `boardPublic` and `anonymousFeedback` are the web-page settings of docs/widget.md.',
+    ),
     responses: {
       200: json('The project, without its key.', ProjectResponse),
       400: error('Validation failed; the reason names the field.'),

@@ -1,6 +1,7 @@
 import { listSdkUsers, registerSdkUser } from '../../oltp/sdk-users.repo.js';
 import { keyProject, ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
+import { actingUser } from '../identity/acting-user.js';
 import { RegisterUserBody } from '../feedback/feedback.schema.js';
 import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../openapi/building-blocks.js';
 import { parseBody, parseQuery } from '../validation.js';
@@ -42,8 +43,10 @@ export const userRoutes = [
       403: error('The project is suspended.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql, rateLimits }) => {
       const input = parseBody(RegisterUserBody, ctx.request.body);
+      // With a token, only its user registers; a project that requires signed identity needs one.
+      await actingUser(ctx, { sql, rateLimits }, input.userId);
       const row = await registerSdkUser(sql, keyProject(ctx).id, input);
       ctx.body = presentSdkUser(row);
     },

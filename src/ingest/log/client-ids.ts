@@ -1,16 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { syncDirectory } from './fsync.js';
-
-/**
- * How long a client eventId is remembered once its event is in ClickHouse: a retry within this
- * window is answered with the stored event. At least 24 hours (docs/ingestion.md); kept in hourly
- * files, so between 25 and 26 hours.
- */
-export const SHIPPED_ID_WINDOW_HOURS = 25;
-const HASH_BYTES = 6;
-const HOUR_MS = 3_600_000;
+import { idHash } from '../id-filter.js';
+import { ShippedIdFilter } from './shipped-id-filter.js';
 
 /**
  * A client eventId accepted into the log and not yet shipped: the event first accepted under it,
@@ -19,48 +8,24 @@ const HOUR_MS = 3_600_000;
  */
 export type Claim = { json: string; durable: Promise<unknown> };
 
-/** 48 bits of sha1 of the key: a number, so millions fit in a Set cheaply. */
-function keyHash(key: string): number {
-  return createHash('sha1').update(key).digest().readUIntLE(0, HASH_BYTES);
-}
-
-const hourOf = (ms: number) => Math.floor(ms / HOUR_MS);
-
 /**
  * The client eventIds the log has seen recently, so that a retry is recognised without asking
  * ClickHouse for every ordinary event:
  * - events in the log, not yet shipped: in memory with the event itself (rebuilt from the log
  *   on start), so the answer to a retry needs no lookup at all;
- * - events shipped within the window: a 48-bit hash of each, durable in hourly files under
- *   `client-ids/`. A hit means "probably stored": only then is ClickHouse asked for the event.
- *   A miss is certain (no false negatives), so a new eventId never waits for ClickHouse.
+ * - events shipped within the idempotency window (24 to 28 hours): in a ShippedIdFilter under
+ *   `client-ids/`, 3 bytes per id. A hit means "probably stored": only then is ClickHouse asked
+ *   for the event, and only a stored event found there is answered as a duplicate. A miss is
+ *   certain (no false negatives), so a new eventId never waits for ClickHouse.
  */
 export class ClientIdIndex {
   readonly #claims = new Map<string, Claim>();
-  readonly #shipped = new Map<number, Set<number>>();
 
-  private constructor(private readonly dir: string) {}
+  private constructor(private readonly shipped: ShippedIdFilter) {}
 
-  static async open(dir: string, now = Date.now()): Promise<ClientIdIndex> {
-    await mkdir(dir, { recursive: true });
-    const index = new ClientIdIndex(dir);
-    const oldest = hourOf(now) - SHIPPED_ID_WINDOW_HOURS;
-    for (const name of await readdir(dir)) {
-      const match = /^(\d+)\.ids$/.exec(name);
-      if (!match) continue;
-      const hour = Number(match[1]);
-      if (hour < oldest) {
-        await rm(path.join(dir, name), { force: true });
-        continue;
-      }
-      const bytes = await readFile(path.join(dir, name));
-      const set = new Set<number>();
-      // A torn last entry (shorter than HASH_BYTES) is ignored: its event is still checked
-      // against ClickHouse when shipped, so at worst a retry is answered as a new event.
-      for (let offset = 0; offset + HASH_BYTES <= bytes.length; offset += HASH_BYTES) set.add(bytes.readUIntLE(offset, HASH_BYTES));
-      index.#shipped.set(hour, set);
-    }
-    return index;
+  /** `blocks`: the size of a new bucket's filter (blocksPerBucket of IDEMPOTENCY_IDS_PER_SECOND). */
+  static async open(dir: string, blocks: number, now = Date.now()): Promise<ClientIdIndex> {
+    return new ClientIdIndex(await ShippedIdFilter.open(dir, blocks, now));
   }
 
   claim(key: string): Claim | undefined {
@@ -76,11 +41,15 @@ export class ClientIdIndex {
     if (this.#claims.get(key) === claim) this.#claims.delete(key);
   }
 
-  /** Whether the key was shipped within the window (a 48-bit hash: rarely a false positive). */
+  /** Whether the key may have been shipped within the window (never false for one that was). */
   maybeShipped(key: string): boolean {
-    const hash = keyHash(key);
-    for (const set of this.#shipped.values()) if (set.has(hash)) return true;
-    return false;
+    const [a, b] = idHash(key);
+    return this.shipped.mayContain(a, b);
+  }
+
+  /** Bytes of memory the shipped ids' filters take. */
+  get shippedBytes(): number {
+    return this.shipped.bytes;
   }
 
   /** Client ids not yet shipped, held in memory. */
@@ -89,38 +58,18 @@ export class ClientIdIndex {
   }
 
   /**
-   * Records keys whose events are now in ClickHouse: durable in this hour's file first, then
-   * their claims are dropped (a retry from now on finds the hash and looks the event up).
+   * Records keys whose events are now in ClickHouse: durable in the filter's journal first, then
+   * their claims are dropped (a retry from now on finds the filter's hit and looks the event up).
    */
   async markShipped(keys: string[], now = Date.now()): Promise<void> {
     if (keys.length === 0) return;
-    const hour = hourOf(now);
-    const buffer = Buffer.allocUnsafe(keys.length * HASH_BYTES);
-    const hashes = keys.map((key) => keyHash(key));
-    for (const [i, hash] of hashes.entries()) buffer.writeUIntLE(hash, i * HASH_BYTES, HASH_BYTES);
-    const handle = await open(path.join(this.dir, `${hour}.ids`), 'a');
-    try {
-      await handle.write(buffer);
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-    let set = this.#shipped.get(hour);
-    if (!set) {
-      await syncDirectory(this.dir); // the new hour's file itself must survive a machine crash
-      set = new Set();
-      this.#shipped.set(hour, set);
-      await this.#expire(hour);
-    }
-    for (const hash of hashes) set.add(hash);
+    const hashes = new Uint32Array(keys.length * 2);
+    keys.forEach((key, i) => {
+      const [a, b] = idHash(key);
+      hashes[2 * i] = a;
+      hashes[2 * i + 1] = b;
+    });
+    await this.shipped.add(hashes, now);
     for (const key of keys) this.#claims.delete(key);
-  }
-
-  async #expire(currentHour: number): Promise<void> {
-    for (const hour of [...this.#shipped.keys()]) {
-      if (hour >= currentHour - SHIPPED_ID_WINDOW_HOURS) continue;
-      this.#shipped.delete(hour);
-      await rm(path.join(this.dir, `${hour}.ids`), { force: true });
-    }
   }
 }

@@ -7,6 +7,7 @@ import { findStoredEvents } from '../../olap/tables/events.table.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
 import { SinkUnavailableError, type EventSink } from '../event-sink.js';
 import type { EventWriter } from '../writer/event-writer.js';
+import { blocksPerBucket, ID_LOOKBACK_MS } from '../id-filter.js';
 import { MicroBatcher } from '../micro-batcher.js';
 import { CheckpointStore } from './checkpoint.js';
 import { ClientIdIndex, type Claim } from './client-ids.js';
@@ -29,6 +30,8 @@ export type LogSinkOptions = {
   writer: EventWriter;
   /** For the lookup of a retried client eventId that was shipped already. */
   clickhouse: ClickHouseClient;
+  /** The rate of new eventIds the shipped-id filter is sized for (IDEMPOTENCY_IDS_PER_SECOND). */
+  idsPerSecond?: number;
   logger: Logger;
   telemetry?: Telemetry | undefined;
   shipper?: Partial<ShipperOptions>;
@@ -124,7 +127,7 @@ export class LogEventSink implements EventSink {
       shippedThrough: checkpoint.shipped,
     });
     if (checkpoint.shipped < log.start) checkpoint.shipped = log.start;
-    const index = await ClientIdIndex.open(path.join(options.dir, 'client-ids'));
+    const index = await ClientIdIndex.open(path.join(options.dir, 'client-ids'), blocksPerBucket(options.idsPerSecond ?? 1000));
     // Client eventIds waiting in the log answer their retries from memory, as before the restart.
     let events = 0;
     for (let position = checkpoint.shipping?.from ?? checkpoint.shipped; position < log.end; ) {
@@ -276,6 +279,7 @@ export class LogEventSink implements EventSink {
         this.options.clickhouse,
         [...new Set(candidates.map((event) => event.project_id))],
         [...new Set(candidates.map((event) => event.event_id))],
+        ID_LOOKBACK_MS,
       );
     } catch (error) {
       throw new SinkUnavailableError('a retried eventId cannot be checked while ClickHouse is unavailable', { cause: error });

@@ -5,6 +5,7 @@ import type { IngestEvent } from '../../core/event.js';
 import type { EventWriter, WriteResult } from '../writer/event-writer.js';
 import type { FactWriter } from '../writer/fact-writer.js';
 import { MicroBatcher } from '../micro-batcher.js';
+import { releaseClaims } from './redis-id-claims.js';
 import type { Logger } from '../../core/logger.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
 
@@ -67,6 +68,13 @@ export function startIngestWorker(deps: {
   const { logger } = deps;
   const lockDuration = deps.options?.lockDurationMs ?? 10_000;
   const concurrency = deps.options?.concurrency ?? 256;
+  // Stored events' client eventIds are remembered by the filter from now on: their claims (the
+  // whole first event) go. Not awaited: a claim left behind only expires later (CLAIM_TTL_SECONDS).
+  const forgetClaims = (events: IngestEvent[]) => {
+    releaseClaims(deps.connection, deps.prefix, events).catch((error: unknown) =>
+      logger.warn({ err: error }, 'claims of stored eventIds not removed (they expire)'),
+    );
+  };
   let lane: Promise<unknown> = Promise.resolve();
   const serialized = <T>(write: () => Promise<T>): Promise<T> => {
     const run = lane.then(write, write);
@@ -85,6 +93,7 @@ export function startIngestWorker(deps: {
     flush: async (events) => {
       const result = await serialized(() => deps.writer.write(events, `events:group:${uuidv7()}`));
       batchWritesOfThisTurn(deps.connection);
+      forgetClaims(events);
       return result;
     },
   });
@@ -97,6 +106,7 @@ export function startIngestWorker(deps: {
         const ranBefore = job.attemptsStarted > 1 || job.attemptsMade > 0 || job.stalledCounter > 0;
         if (ranBefore) {
           const result = await serialized(() => deps.writer.write(events, token, { checkAll: true }));
+          forgetClaims(events);
           logger.debug({ jobId: job.id, events: events.length, inserted: result.inserted }, 'events of a re-run job written');
         } else {
           await groups.add(events);

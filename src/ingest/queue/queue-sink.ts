@@ -4,9 +4,11 @@ import type { IngestQueue } from './ingest.queue.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
 import { SinkUnavailableError, type EventSink } from '../event-sink.js';
 import { MicroBatcher } from '../micro-batcher.js';
+import { ID_LOOKBACK_MS } from '../id-filter.js';
+import { type ClaimOutcome, RedisIdClaims } from './redis-id-claims.js';
+import { findStoredEvents } from '../../olap/tables/events.table.js';
+import type { ClickHouseClient } from '../../olap/clickhouse.js';
 
-/** How long the first response to a client eventId is remembered (the idempotency window). */
-export const EVENT_ID_TTL_SECONDS = 7 * 24 * 3600;
 const ADD_TIMEOUT_MS = 5_000;
 
 /**
@@ -14,19 +16,33 @@ const ADD_TIMEOUT_MS = 5_000;
  * Redis round trip for many requests); the request is answered once the job is stored. The
  * workers write jobs to ClickHouse.
  *
- * A client eventId is claimed in Redis with the event as first accepted, so a retry gets the same
- * response. The retried event is queued again all the same: if the first request died between
- * claim and queue, this copy is the one stored, and if not, the worker drops it as a duplicate.
+ * A client eventId is claimed in Redis (RedisIdClaims) with the event as first accepted, until
+ * the worker has stored it; then a time-bucketed filter remembers it for the idempotency window
+ * (24 to 28 hours) at 3 bytes per id. A retry of a claimed id gets the first event and is
+ * queued again all the same: if the first request died between claim and queue, this copy is the
+ * one stored, and if not, the worker drops it as a duplicate. A retry the filter may know is
+ * looked up in ClickHouse (bounded by the window): found, it is answered with the stored event
+ * and not queued; not found (a rare false hit), it is claimed as new.
  */
 export class QueueEventSink implements EventSink {
   readonly #batcher: MicroBatcher<IngestEvent, void>;
+  readonly #claims: RedisIdClaims;
   #closed = false;
 
   constructor(
     private readonly queue: IngestQueue,
     private readonly redis: Redis,
-    private readonly options: { keyPrefix: string; maxItems?: number; maxDelayMs?: number },
+    private readonly options: {
+      keyPrefix: string;
+      /** For the confirmation of a retried eventId the filter knows. */
+      clickhouse: ClickHouseClient;
+      /** The rate of new eventIds the filter is sized for (IDEMPOTENCY_IDS_PER_SECOND). */
+      idsPerSecond?: number;
+      maxItems?: number;
+      maxDelayMs?: number;
+    },
   ) {
+    this.#claims = new RedisIdClaims(redis, options.keyPrefix, options.idsPerSecond ?? 1000);
     this.#batcher = new MicroBatcher({
       maxItems: options.maxItems ?? 5_000,
       // The requests read in one event-loop turn go as one job, sent at the end of that turn.
@@ -50,19 +66,15 @@ export class QueueEventSink implements EventSink {
       await this.#batcher.add(events);
       return events;
     }
-    const { accepted, claimed } = await this.#claimClientIds(events);
+    const { answer, queued, claimed } = await this.#claimClientIds(events);
     try {
-      await this.#batcher.add(accepted);
+      if (queued.length > 0) await this.#batcher.add(queued);
     } catch (error) {
       // Not acknowledged: release the claims so a retry is treated as new, not as a duplicate.
-      if (claimed.length > 0) await this.redis.del(...claimed).catch(() => undefined);
+      await this.#claims.release(claimed).catch(() => undefined);
       throw error;
     }
-    return accepted;
-  }
-
-  #responseKey(event: IngestEvent): string {
-    return `${this.options.keyPrefix}:event-id:${eventKey(event.project_id, event.event_id)}`;
+    return answer;
   }
 
   async close(): Promise<void> {
@@ -70,43 +82,78 @@ export class QueueEventSink implements EventSink {
     await this.#batcher.drain();
   }
 
-  /** Claims each client eventId (SET NX); a taken one is replaced by the event first accepted. */
-  async #claimClientIds(events: IngestEvent[]): Promise<{ accepted: IngestEvent[]; claimed: string[] }> {
+  /**
+   * Claims each client eventId; a claimed one is answered (and queued again) as its first event;
+   * one the filter may know is answered with the stored event if ClickHouse has it.
+   */
+  async #claimClientIds(events: IngestEvent[]): Promise<{ answer: IngestEvent[]; queued: IngestEvent[]; claimed: IngestEvent[] }> {
     const withClientId = events.filter((event) => event.id_from_client);
-    if (withClientId.length === 0) return { accepted: events, claimed: [] };
-    const pipeline = this.redis.pipeline();
-    for (const event of withClientId) {
-      pipeline.set(this.#responseKey(event), JSON.stringify(event), 'EX', EVENT_ID_TTL_SECONDS, 'NX', 'GET');
-    }
-    const replies = await runPipeline(pipeline);
-    const firstAccepted = new Map<string, IngestEvent>();
-    const claimed: string[] = [];
-    withClientId.forEach((event, i) => {
-      const previous = replies[i];
-      const key = this.#responseKey(event);
-      if (typeof previous === 'string') firstAccepted.set(key, JSON.parse(previous) as IngestEvent);
-      else if (!firstAccepted.has(key)) {
-        firstAccepted.set(key, event);
-        claimed.push(key);
+    const outcomes = await this.#redis(this.#claims.claim(withClientId, true));
+    const maybeStored = withClientId.filter((_, i) => outcomes[i]?.kind === 'maybe-stored');
+    const stored = new Map<string, IngestEvent>();
+    const recheck = new Map<IngestEvent, ClaimOutcome>();
+    if (maybeStored.length > 0) {
+      let found: IngestEvent[];
+      try {
+        found = await findStoredEvents(
+          this.options.clickhouse,
+          [...new Set(maybeStored.map((event) => event.project_id))],
+          [...new Set(maybeStored.map((event) => event.event_id))],
+          ID_LOOKBACK_MS,
+        );
+      } catch (error) {
+        throw new SinkUnavailableError('a retried eventId cannot be checked while ClickHouse is unavailable', { cause: error });
       }
+      for (const event of found) stored.set(eventKey(event.project_id, event.event_id), event);
+      // Not stored after all (the filter's rare false hit, or a claim that was released): new.
+      const fresh = maybeStored.filter((event) => !stored.has(eventKey(event.project_id, event.event_id)));
+      if (fresh.length > 0) {
+        const again = await this.#redis(this.#claims.claim(fresh, false));
+        for (const [i, event] of fresh.entries()) recheck.set(event, again[i] as ClaimOutcome);
+      }
+    }
+    const answer: IngestEvent[] = [];
+    const queued: IngestEvent[] = [];
+    const claimed: IngestEvent[] = [];
+    let next = 0;
+    for (const event of events) {
+      if (!event.id_from_client) {
+        answer.push(event);
+        queued.push(event);
+        continue;
+      }
+      let outcome = outcomes[next++] as ClaimOutcome;
+      if (outcome.kind === 'maybe-stored') {
+        const found = stored.get(eventKey(event.project_id, event.event_id));
+        if (found) {
+          answer.push(found);
+          continue;
+        }
+        outcome = recheck.get(event) as ClaimOutcome;
+      }
+      if (outcome.kind === 'first') {
+        answer.push(outcome.event);
+        queued.push(outcome.event);
+      } else {
+        answer.push(event);
+        queued.push(event);
+        claimed.push(event);
+      }
+    }
+    return { answer, queued, claimed };
+  }
+
+  #redis<T>(promise: Promise<T>): Promise<T> {
+    return withTimeout(promise, ADD_TIMEOUT_MS).catch((error: unknown) => {
+      if (error instanceof SinkUnavailableError) throw error;
+      throw new SinkUnavailableError(`redis: ${(error as Error).message}`, { cause: error });
     });
-    const accepted = events.map((event) => (event.id_from_client ? (firstAccepted.get(this.#responseKey(event)) ?? event) : event));
-    return { accepted, claimed };
   }
 
   async #enqueue(events: IngestEvent[]): Promise<void> {
     const jobId = uuidv7();
     await withTimeout(this.queue.add('events', { events }, { jobId }), ADD_TIMEOUT_MS);
   }
-}
-
-async function runPipeline(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
-  const results = await withTimeout(pipeline.exec(), ADD_TIMEOUT_MS);
-  if (!results) throw new SinkUnavailableError('redis pipeline aborted');
-  return results.map(([error, value]) => {
-    if (error) throw new SinkUnavailableError(`redis: ${error.message}`);
-    return value;
-  });
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents, insertEvents } from '../../olap/tables/events.table.js';
 import { deadLetter, type DeadLetterStore } from './dead-letters.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
+import { ID_LOOKBACK_MS } from '../id-filter.js';
 import { insertIsolating } from './isolating-insert.js';
 
 export type WriteResult = {
@@ -25,9 +26,9 @@ export type WriteOptions = {
 
 /**
  * The one path by which events reach ClickHouse, used by the BullMQ worker and by the
- * embedded ingest log's shipper alike. Events already stored (a retried client eventId, or with
- * `checkAll` any event of a batch written before) or repeated within the batch are dropped, so
- * each is stored once; the rest go in one insert whose deduplication token makes a retry of
+ * embedded ingest log's shipper alike. Events already stored within the idempotency window (a
+ * retried client eventId, or with `checkAll` any event of a batch written before) or repeated
+ * within the batch are dropped, so each is stored once; the rest go in one insert whose deduplication token makes a retry of
  * the same batch harmless.
  *
  * One bad event never blocks the others: when ClickHouse refuses the insert for its data, the
@@ -51,6 +52,7 @@ export class EventWriter {
         this.clickhouse,
         [...new Set(toCheck.map((event) => event.project_id))],
         [...new Set(toCheck.map((event) => event.event_id))],
+        ID_LOOKBACK_MS,
       );
       for (const event of existing) stored.set(eventKey(event.project_id, event.event_id), event);
     }

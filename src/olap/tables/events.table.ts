@@ -29,38 +29,61 @@ export async function insertEvents(client: ClickHouseClient, events: IngestEvent
 type StoredEventRow = {
   project_id: string;
   event_id: string;
-  event_name: string;
-  user_id: string;
-  properties_raw: string;
-  created_at: string;
-  received_at: string;
+  name: string;
+  user: string;
+  raw: string;
+  first_created_at: string;
+  first_received_at: string;
 };
 
 /**
- * The stored events among `ids` (client event ids), per project. Used to make client retries
- * idempotent; the bloom filter index on event_id keeps this from scanning whole projects.
+ * The stored events among `eventIds` of `projectIds` received within the last `lookbackMs`
+ * (the idempotency window and then some). Used to make client retries idempotent and to drop
+ * what a re-run batch already stored. Its cost is bounded by the window, not by the rows stored:
+ * the ids are found in `event_ids` (two days of ids, sorted by project and id, 008_event_ids.sql)
+ * and each event is then read from `events` through its sort key, by its created_at.
  */
-export async function findStoredEvents(client: ClickHouseClient, projectIds: string[], eventIds: string[]): Promise<IngestEvent[]> {
+export async function findStoredEvents(
+  client: ClickHouseClient,
+  projectIds: string[],
+  eventIds: string[],
+  lookbackMs: number,
+  now = Date.now(),
+): Promise<IngestEvent[]> {
   if (eventIds.length === 0) return [];
-  const result = await client.query({
+  const since = new Date(now - lookbackMs).toISOString();
+  const ids = await client.query({
     query: `
-      SELECT project_id, event_id, any(event_name) AS event_name, any(user_id) AS user_id,
-             any(properties_raw) AS properties_raw, min(created_at) AS created_at, min(received_at) AS received_at
-      FROM events
-      WHERE project_id IN {projectIds:Array(UUID)} AND event_id IN {eventIds:Array(UUID)}
-      GROUP BY project_id, event_id`,
-    query_params: { projectIds, eventIds },
+      SELECT DISTINCT toString(created_at) AS created_at
+      FROM event_ids
+      WHERE received_at >= parseDateTime64BestEffort({since:String}, 3, 'UTC')
+        AND project_id IN {projectIds:Array(UUID)} AND event_id IN {eventIds:Array(UUID)}`,
+    query_params: { since, projectIds, eventIds },
     format: 'JSONEachRow',
   });
+  const times = (await ids.json<{ created_at: string }>()).map((row) => row.created_at);
+  if (times.length === 0) return [];
+  const result = await client.query({
+    query: `
+      SELECT project_id, event_id, any(event_name) AS name, any(user_id) AS user, any(properties_raw) AS raw,
+             min(created_at) AS first_created_at, min(received_at) AS first_received_at
+      FROM events
+      WHERE project_id IN {projectIds:Array(UUID)} AND created_at IN {times:Array(DateTime64(3, 'UTC'))}
+        AND event_id IN {eventIds:Array(UUID)}
+      GROUP BY project_id, event_id`,
+    query_params: { projectIds, times, eventIds },
+    format: 'JSONEachRow',
+  });
+  // Aliases other than the column names: in ClickHouse an alias would replace the column in WHERE.
   const rows = await result.json<StoredEventRow>();
   return rows.map((row) => ({
     project_id: row.project_id,
     event_id: row.event_id,
-    event_name: row.event_name,
-    user_id: row.user_id,
-    properties: row.properties_raw === '' ? null : (JSON.parse(row.properties_raw) as Record<string, unknown>),
-    created_at: clickhouseTimeToIso(row.created_at),
-    received_at: clickhouseTimeToIso(row.received_at),
+    event_name: row.name,
+    user_id: row.user,
+    properties: row.raw === '' ? null : (JSON.parse(row.raw) as Record<string, unknown>),
+    created_at: clickhouseTimeToIso(row.first_created_at),
+    received_at: clickhouseTimeToIso(row.first_received_at),
     id_from_client: true,
   }));
 }

@@ -22,6 +22,7 @@ const label = (table: Record<string, string>, key: string | undefined) => (key ?
 /** One line saying what happened, in plain text (callers escape it for their format). */
 export function headline(type: NotificationType, payload: NotificationPayload): string {
   const f = payload.feedback;
+  if (type === 'integration.test') return 'Test message: this integration works';
   if (type === 'feedback.created') return `New ${label(CATEGORY_LABELS, f.category).toLowerCase()}: ${f.title}`;
   if (payload.merged_into_id) return `“${f.title}” was merged into “${payload.merged_into_title ?? payload.merged_into_id}”`;
   return `“${f.title}” is now ${label(STATUS_LABELS, f.status)} (was ${label(STATUS_LABELS, payload.previous_status)})`;
@@ -30,6 +31,7 @@ export function headline(type: NotificationType, payload: NotificationPayload): 
 /** Further lines: the description of a new item, the reason of a rejection. */
 export function details(type: NotificationType, payload: NotificationPayload): string[] {
   const f = payload.feedback;
+  if (type === 'integration.test') return ['Sent with “Send test” from the dashboard. No feedback item was created.'];
   if (type === 'feedback.created') return [f.description, `Submitted by ${f.user_id}`];
   if (f.status === 'rejected' && f.rejection_reason && !payload.merged_into_id) return [`Reason: ${f.rejection_reason}`];
   return [];

@@ -1,33 +1,45 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import type { ChartInterval } from '../lib/intervals';
 
 export type Series = { label: string; values: number[]; color: string };
 
 /** Marks the chart timing reads: the API's answer arrived → the chart is drawn. */
 export const CHART_MARKS = { response: 'timeseries-response', drawn: 'timeseries-drawn', measure: 'timeseries-draw' } as const;
 
+const PARTIAL_FILL = 'rgba(84, 91, 107, 0.08)';
+
 /**
  * A time series chart (uPlot: canvas, made for many points). `times` are bucket starts in
  * seconds. The figure carries a text summary for screen readers; the numbers are in the tables.
+ *
+ * `partialIndex` is the bucket still filling up (today, this hour): its line is dashed and its
+ * column shaded, so a count "so far" does not read as a drop. After uPlot has drawn, the figure
+ * says what it drew in `data-drawn` (`day:30`): tests wait for that, not for the summary text,
+ * which is rendered before the canvas exists.
  */
 export function TimeChart({
   times,
   series,
   interval,
   summary,
+  partialIndex,
 }: {
   times: number[];
   series: Series[];
-  interval: 'day' | 'hour';
+  interval: ChartInterval;
   summary: string;
+  partialIndex: number | null;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const figure = useRef<HTMLElement>(null);
 
   useEffect(() => {
     const element = box.current;
     if (!element) return;
     const width = Math.max(element.clientWidth, 280);
+    const drawn = `${interval}:${times.length}`;
     const options: uPlot.Options = {
       width,
       height: 280,
@@ -39,11 +51,23 @@ export function TimeChart({
       series: [
         { label: interval === 'hour' ? 'Hour' : 'Day', value: (_u, v) => (v === null ? '—' : formatBucket(v, interval)) },
         ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}1f`, points: { show: false } })),
+        // The partial bucket's segment, dashed, one series per measure (null elsewhere).
+        ...(partialIndex === null
+          ? []
+          : series.map((s) => ({
+              label: `${s.label} (so far)`,
+              stroke: s.color,
+              width: 2,
+              dash: [6, 5],
+              points: { show: true, size: 6 },
+            }))),
       ],
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       hooks: {
+        drawClear: [(u) => shadePartial(u, times, partialIndex)],
         draw: [
           () => {
+            figure.current?.setAttribute('data-drawn', drawn);
             // Only the first draw after new data counts: resizing redraws too.
             if (
               performance.getEntriesByName(CHART_MARKS.response, 'mark').length > 0 &&
@@ -56,7 +80,7 @@ export function TimeChart({
         ],
       },
     };
-    const chart = new uPlot(options, [times, ...series.map((s) => s.values)], element);
+    const chart = new uPlot(options, chartData(times, series, partialIndex), element);
     const canvas = chart.root.querySelector('canvas');
     canvas?.setAttribute('role', 'img');
     canvas?.setAttribute('aria-label', summary);
@@ -67,19 +91,49 @@ export function TimeChart({
     resize.observe(element);
     return () => {
       resize.disconnect();
+      figure.current?.removeAttribute('data-drawn');
       chart.destroy();
     };
-  }, [times, series, interval, summary]);
+  }, [times, series, interval, summary, partialIndex]);
 
   return (
-    <figure class="chart" aria-label="Time series chart">
+    <figure class="chart" aria-label="Time series chart" ref={figure} data-interval={interval}>
       <div ref={box} class="chart-canvas" />
       <figcaption class="visually-hidden">{summary}</figcaption>
     </figure>
   );
 }
 
-function formatBucket(seconds: number, interval: 'day' | 'hour'): string {
+/**
+ * The columns uPlot draws: solid lines up to the last complete bucket, and for the partial bucket
+ * a dashed segment from the last complete one to it.
+ */
+function chartData(times: number[], series: Series[], partialIndex: number | null): uPlot.AlignedData {
+  if (partialIndex === null) return [times, ...series.map((s) => s.values)];
+  const solid = series.map((s) => s.values.map((v, i) => (i === partialIndex ? null : v)));
+  const dashed = series.map((s) => s.values.map((v, i) => (i === partialIndex || i === partialIndex - 1 ? v : null)));
+  return [times, ...solid, ...dashed];
+}
+
+/** Shades the dashed segment that leads to the partial bucket, and labels it, under the lines. */
+function shadePartial(u: uPlot, times: number[], partialIndex: number | null) {
+  if (partialIndex === null) return;
+  const start = times[partialIndex - 1] ?? times[partialIndex];
+  if (start === undefined) return;
+  const left = u.valToPos(start, 'x', true);
+  const right = u.bbox.left + u.bbox.width;
+  const { ctx } = u;
+  ctx.save();
+  ctx.fillStyle = PARTIAL_FILL;
+  ctx.fillRect(left, u.bbox.top, Math.max(right - left, 4 * devicePixelRatio), u.bbox.height);
+  ctx.fillStyle = '#545b6b';
+  ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
+  ctx.textAlign = 'right';
+  ctx.fillText('so far', right - 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+  ctx.restore();
+}
+
+function formatBucket(seconds: number, interval: ChartInterval): string {
   const iso = new Date(seconds * 1000).toISOString();
   return interval === 'hour' ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso.slice(0, 10);
 }

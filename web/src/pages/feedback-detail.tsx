@@ -1,14 +1,15 @@
-import { useRoute } from 'preact-iso';
+import { useLocation, useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { Page } from '../components/layout';
+import { FeedbackLink } from '../components/feedback-link';
 import { ScrollRegion } from '../components/scroll-region';
+import { ItemStateBadge, StatusBadge } from '../components/status-badge';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { loadFeedback, loadFeedbackItem, type Feedback } from '../lib/feedback';
 import { CATEGORY_LABELS, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES, type FeedbackStatus } from '../lib/format';
 import { useResource } from '../lib/use-resource';
-import { StatusBadge } from './inbox';
 
 export function FeedbackDetailPage() {
   const { params } = useRoute();
@@ -29,69 +30,116 @@ export function FeedbackDetailPage() {
   );
 }
 
-/** A link to another item of the project, named by its title once loaded. */
-function FeedbackLink({ projectId, id }: { projectId: string; id: string }) {
-  const other = useResource(() => loadFeedbackItem(projectId, id), [projectId, id]);
-  return <a href={`/projects/${projectId}/feedback/${id}`}>{other.data?.title ?? id}</a>;
-}
-
+/**
+ * One item, the conversation first: the description and the comment thread with the reply box
+ * in the main column, the status, the merge, the voters and the deletion beside it (below it on
+ * a phone). A merged item is read-only: its votes and comments live on in its target.
+ */
 function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
+  const merged = item.merged_into_id !== null && item.merged_into_id !== undefined;
   return (
     <div class="detail-grid">
-      <section class="card" aria-labelledby="about-heading">
-        <h2 id="about-heading">About</h2>
-        <dl class="facts">
-          <dt>Status</dt>
-          <dd>
-            <StatusBadge status={item.status} />
-          </dd>
-          <dt>Category</dt>
-          <dd>{CATEGORY_LABELS[item.category]}</dd>
-          <dt>Submitted by</dt>
-          <dd>
-            {item.user_id}
-            {item.user_email && <> ({item.user_email})</>}
-          </dd>
-          <dt>Created</dt>
-          <dd>{formatDateTime(item.created_at)}</dd>
-          <dt>Votes</dt>
-          <dd data-testid="vote-count">{formatCount(item.vote_count)}</dd>
-          <dt>Voters' MRR</dt>
-          <dd>{formatMoney(item.total_mrr)}</dd>
-          {item.rejection_reason && (
-            <>
-              <dt>Rejection reason</dt>
-              <dd>{item.rejection_reason}</dd>
-            </>
-          )}
-        </dl>
-        <h3>Description</h3>
-        <p class="description">{item.description}</p>
-        {item.merged_into_id && (
-          <p class="notice notice-info">
-            Merged {formatDateTime(item.merged_at)} into <FeedbackLink projectId={projectId} id={item.merged_into_id} />.
-          </p>
+      <div class="stack">
+        {merged && item.merged_into_id && (
+          <section class="notice notice-merged" aria-label="Merged" data-testid="merged-notice">
+            <p>
+              <strong>Merged</strong> {formatDateTime(item.merged_at)} into <FeedbackLink projectId={projectId} id={item.merged_into_id} />.
+              This item is read-only: its votes and comments moved there, and it is left out of the inbox's counts.
+            </p>
+          </section>
         )}
-        {item.merged_feedback_ids && item.merged_feedback_ids.length > 0 && (
+        <About projectId={projectId} item={item} />
+        <Comments projectId={projectId} item={item} onChanged={onChanged} />
+      </div>
+      <div class="stack">
+        {!merged && <StatusForm projectId={projectId} item={item} onChanged={onChanged} />}
+        {!merged && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
+        <Voters projectId={projectId} item={item} />
+        <DeleteItem projectId={projectId} item={item} />
+      </div>
+    </div>
+  );
+}
+
+function About({ projectId, item }: { projectId: string; item: Feedback }) {
+  return (
+    <section class="card" aria-labelledby="about-heading">
+      <h2 id="about-heading">About</h2>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <ItemStateBadge item={item} />
+          {item.merged_into_id && (
+            <span class="muted">
+              {' '}
+              (was <StatusBadge status={item.status} />)
+            </span>
+          )}
+        </dd>
+        <dt>Category</dt>
+        <dd>{CATEGORY_LABELS[item.category]}</dd>
+        <dt>Submitted by</dt>
+        <dd>
+          {item.user_id}
+          {item.user_email && <> ({item.user_email})</>}
+        </dd>
+        <dt>Created</dt>
+        <dd>{formatDateTime(item.created_at)}</dd>
+        <dt>Votes</dt>
+        <dd data-testid="vote-count">{formatCount(item.vote_count)}</dd>
+        <dt>Voters' MRR</dt>
+        <dd>{formatMoney(item.total_mrr)}</dd>
+        {item.rejection_reason && (
           <>
-            <h3>Merged into this item</h3>
-            <ul>
-              {item.merged_feedback_ids.map((id) => (
-                <li key={id}>
-                  <FeedbackLink projectId={projectId} id={id} />
-                </li>
-              ))}
-            </ul>
+            <dt>Rejection reason</dt>
+            <dd>{item.rejection_reason}</dd>
           </>
         )}
-      </section>
-      <div class="stack">
-        <StatusForm projectId={projectId} item={item} onChanged={onChanged} />
-        {!item.merged_into_id && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
-      </div>
-      <Voters projectId={projectId} item={item} />
-      <Comments projectId={projectId} item={item} onChanged={onChanged} />
-    </div>
+      </dl>
+      <h3>Description</h3>
+      <p class="description">{item.description}</p>
+      {item.merged_feedback_ids && item.merged_feedback_ids.length > 0 && (
+        <>
+          <h3>Merged into this item</h3>
+          <ul>
+            {item.merged_feedback_ids.map((id) => (
+              <li key={id}>
+                <FeedbackLink projectId={projectId} id={id} />
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Deletes the item for good (DELETE /projects/:id/feedbacks/:feedbackId), after a confirmation. */
+function DeleteItem({ projectId, item }: { projectId: string; item: Feedback }) {
+  const { route } = useLocation();
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const remove = async () => {
+    if (!window.confirm(`Delete “${item.title}” for good? Its votes and comments are deleted with it.`)) return;
+    setBusy(true);
+    setFailure(null);
+    try {
+      await unwrap(api.DELETE('/projects/{id}/feedbacks/{feedbackId}', { params: { path: { id: projectId, feedbackId: item.id } } }));
+      route(`/projects/${projectId}/feedback`);
+    } catch (error) {
+      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card card-danger" aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete this item</h2>
+      <p class="muted">The item, its votes and its comments are deleted for good; this cannot be undone.</p>
+      <button type="button" class="danger" onClick={remove} disabled={busy}>
+        Delete item
+      </button>
+      {failure && <FailureNotice failure={failure} />}
+    </section>
   );
 }
 
@@ -264,7 +312,11 @@ function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Fe
   );
 }
 
-/** The comment thread, read and answered with the admin token: the reply is the team's, by this account or member. */
+/**
+ * The comment thread, read and answered with the admin token: the reply is the team's, by this
+ * account or member. A comment can be deleted (DELETE …/comments/:commentId). A merged item's
+ * thread moved to its target, so it takes no reply here.
+ */
 function Comments({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   const [reply, setReply] = useState('');
   const [busy, setBusy] = useState(false);
@@ -275,14 +327,11 @@ function Comments({ projectId, item, onChanged }: { projectId: string; item: Fee
     [projectId, item.id, item.comment_count],
   );
 
-  const send = async (event: Event) => {
-    event.preventDefault();
-    if (reply.trim() === '') return;
+  const run = async (change: () => Promise<void>) => {
     setBusy(true);
     setFailure(null);
     try {
-      await unwrap(api.POST('/projects/{id}/feedbacks/{feedbackId}/comments', { params: { path }, body: { content: reply.trim() } }));
-      setReply('');
+      await change();
       onChanged();
       comments.reload();
     } catch (error) {
@@ -291,32 +340,65 @@ function Comments({ projectId, item, onChanged }: { projectId: string; item: Fee
       setBusy(false);
     }
   };
+  const send = (event: Event) => {
+    event.preventDefault();
+    if (reply.trim() === '') return;
+    return run(async () => {
+      await unwrap(api.POST('/projects/{id}/feedbacks/{feedbackId}/comments', { params: { path }, body: { content: reply.trim() } }));
+      setReply('');
+    });
+  };
+  const remove = (comment: Schemas['Comment']) => {
+    if (!window.confirm('Delete this comment for good?')) return;
+    return run(async () => {
+      await unwrap(
+        api.DELETE('/projects/{id}/feedbacks/{feedbackId}/comments/{commentId}', {
+          params: { path: { ...path, commentId: comment.id } },
+        }),
+      );
+    });
+  };
 
   return (
     <section class="card comments" aria-labelledby="comments-heading">
       <h2 id="comments-heading">Comments ({formatCount(item.comment_count)})</h2>
       {comments.state === 'failed' && <FailureNotice failure={comments.failure} onRetry={comments.reload} />}
       {comments.state === 'loading' && !comments.data && <Loading what="comments" />}
-      {comments.data && comments.data.length === 0 && <Empty>No comments yet.</Empty>}
+      {comments.data && comments.data.length === 0 && (
+        <Empty>{item.merged_into_id ? 'The comments moved to the item this one was merged into.' : 'No comments yet.'}</Empty>
+      )}
       {comments.data && comments.data.length > 0 && (
         <ol class="thread">
           {comments.data.map((comment) => (
             <li key={comment.id} class={comment.is_admin ? 'comment comment-owner' : 'comment'}>
               <p class="comment-meta">
-                <strong>{comment.is_admin ? 'Team reply' : comment.user_id}</strong> · {formatDateTime(comment.created_at)}
+                <span>
+                  <strong>{comment.is_admin ? 'Team reply' : comment.user_id}</strong> · {formatDateTime(comment.created_at)}
+                </span>
+                <button
+                  type="button"
+                  class="link-button"
+                  onClick={() => remove(comment)}
+                  disabled={busy}
+                  aria-label={`Delete the comment of ${formatDateTime(comment.created_at)}`}
+                >
+                  Delete
+                </button>
               </p>
               <p class="comment-body">{comment.content}</p>
             </li>
           ))}
         </ol>
       )}
-      <form onSubmit={send} class="reply-form">
-        <label for="reply">Reply as the team</label>
-        <textarea id="reply" rows={3} maxLength={2000} value={reply} onInput={(e) => setReply(e.currentTarget.value)} />
-        <button type="submit" class="primary" disabled={busy || reply.trim() === ''}>
-          Post reply
-        </button>
-      </form>
+      {!item.merged_into_id && (
+        <form onSubmit={send} class="reply-form">
+          <label for="reply">Reply as the team</label>
+          <textarea id="reply" rows={3} maxLength={2000} value={reply} onInput={(e) => setReply(e.currentTarget.value)} />
+          <button type="submit" class="primary" disabled={busy || reply.trim() === ''}>
+            Post reply
+          </button>
+        </form>
+      )}
       {failure && <FailureNotice failure={failure} />}
     </section>
   );

@@ -1,6 +1,7 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
+import { ItemStateBadge } from '../components/status-badge';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { FEEDBACK_PAGE_LIMIT, loadFeedback, loadStatusCounts, type Feedback } from '../lib/feedback';
 import {
@@ -38,7 +39,12 @@ export function InboxPage() {
     () => loadFeedback(projectId, { ...scope, status: filters.status, sort: filters.sort }),
     [projectId, filters.status, filters.category, filters.search, filters.merged, filters.sort],
   );
-  const counts = useResource(() => loadStatusCounts(projectId, scope), [projectId, filters.category, filters.search, filters.merged]);
+  // Merged items are left out of the counts even while listed: they live on in their targets,
+  // and the status they had when merged no longer means anything.
+  const counts = useResource(
+    () => loadStatusCounts(projectId, { ...scope, includeMerged: false }),
+    [projectId, filters.category, filters.search],
+  );
 
   const setFilter = (name: string, value: string | undefined) => {
     const next = new URLSearchParams(query);
@@ -90,7 +96,7 @@ export function InboxPage() {
               checked={filters.merged}
               onChange={(e) => setFilter('merged', e.currentTarget.checked ? '1' : undefined)}
             />
-            <label for="merged">Show merged items</label>
+            <label for="merged">Show merged items (not counted)</label>
           </div>
         </form>
       </search>
@@ -166,10 +172,9 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
             <tr key={item.id}>
               <td>
                 <a href={`/projects/${projectId}/feedback/${item.id}`}>{item.title}</a>
-                {item.merged_into_id && <span class="badge badge-muted">merged</span>}
               </td>
               <td>
-                <StatusBadge status={item.status} />
+                <ItemStateBadge item={item} />
               </td>
               <td class="col-optional">{CATEGORY_LABELS[item.category]}</td>
               <td class="num">{formatCount(item.vote_count)}</td>
@@ -182,8 +187,4 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
       </table>
     </ScrollRegion>
   );
-}
-
-export function StatusBadge({ status }: { status: FeedbackStatus }) {
-  return <span class={`badge status-${status}`}>{STATUS_LABELS[status]}</span>;
 }

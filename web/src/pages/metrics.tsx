@@ -5,11 +5,13 @@ import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { CHART_MARKS, TimeChart, type Series } from '../components/time-chart';
-import { formatCount, formatDate, formatDateTime, formatMoney, isoDay } from '../lib/format';
+import { Tiles } from '../components/tiles';
+import { formatCount, formatDate, formatDateTime, isoDay } from '../lib/format';
+import { useAccount } from '../lib/account';
+import { type ChartInterval, hourlyAllowed, MAX_BUCKETS, MAX_HOURLY_DAYS, partialBucketIndex } from '../lib/intervals';
 import { useResource } from '../lib/use-resource';
 
-type Interval = 'day' | 'hour';
-type Measures = Schemas['AdminMeasureValues'];
+type Interval = ChartInterval;
 type Echo = Pick<Schemas['AdminMetricsSummary'], 'event_scope' | 'retention_clamped' | 'retention_window_days' | 'date_from' | 'date_to'>;
 
 const PRO_FEED = 'The raw event feed is part of the Pro and Team plans.';
@@ -34,6 +36,10 @@ export function MetricsPage() {
   const projectId = params.id ?? '';
   const q = readQuery(query);
   const range = { date_from: q.from, date_to: q.to };
+  const account = useAccount();
+  // A shared link may ask for hours over a window they cannot cover: it is drawn by the day.
+  const interval: Interval =
+    q.interval === 'hour' && !hourlyAllowed(q.from, q.to, account?.limits.metrics_window_days) ? 'day' : q.interval;
 
   const go = (changes: Record<string, string | undefined>) => {
     const next = new URLSearchParams(query);
@@ -52,10 +58,11 @@ export function MetricsPage() {
   return (
     <Page title="Metrics" projectId={projectId}>
       <RangeForm
-        key={`${q.from}|${q.to}|${q.interval}`}
+        key={`${q.from}|${q.to}|${interval}`}
         from={q.from}
         to={q.to}
-        interval={q.interval}
+        interval={interval}
+        planWindowDays={account?.limits.metrics_window_days}
         onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })}
       />
       {summary.data && <Narrowing echo={summary.data} />}
@@ -65,7 +72,7 @@ export function MetricsPage() {
         {summary.state === 'loading' && !summary.data && <Loading what="the summary" />}
         {summary.data && <Tiles measures={summary.data.measures} />}
       </section>
-      <Timeseries projectId={projectId} from={q.from} to={q.to} interval={q.interval} />
+      <Timeseries projectId={projectId} from={q.from} to={q.to} interval={interval} />
       <Breakdown projectId={projectId} from={q.from} to={q.to} by={q.by} property={q.property} onChange={(by, prop) => go({ by, prop })} />
       <EventFeed projectId={projectId} from={q.from} to={q.to} cursor={q.cursor} query={query} path={path} />
     </Page>
@@ -76,23 +83,30 @@ function RangeForm({
   from,
   to,
   interval,
+  planWindowDays,
   onApply,
 }: {
   from: string;
   to: string;
   interval: Interval;
+  planWindowDays: number | undefined;
   onApply: (from: string, to: string, interval: Interval) => void;
 }) {
   // Keyed by the applied range: when the URL changes (a quick range, the back button) the form
   // starts again from it.
   const [draft, setDraft] = useState({ from, to, interval });
+  const validDraft = /^\d{4}-\d{2}-\d{2}$/.test(draft.from) && /^\d{4}-\d{2}-\d{2}$/.test(draft.to);
+  const hourOk = !validDraft || hourlyAllowed(draft.from, draft.to, planWindowDays);
+  // Only what the API answers is offered: a window too long for hours is drawn by the day.
+  const apply = (nextFrom: string, nextTo: string, wanted: Interval) =>
+    onApply(nextFrom, nextTo, wanted === 'hour' && !hourlyAllowed(nextFrom, nextTo, planWindowDays) ? 'day' : wanted);
   return (
     <form
       class="card filters"
       aria-label="Date range"
       onSubmit={(e) => {
         e.preventDefault();
-        onApply(draft.from, draft.to, draft.interval);
+        apply(draft.from, draft.to, draft.interval);
       }}
     >
       <div class="field">
@@ -111,17 +125,29 @@ function RangeForm({
       </div>
       <div class="field">
         <label for="interval">Interval</label>
-        <select id="interval" value={draft.interval} onChange={(e) => setDraft({ ...draft, interval: e.currentTarget.value as Interval })}>
+        <select
+          id="interval"
+          value={hourOk ? draft.interval : 'day'}
+          aria-describedby="interval-help"
+          onChange={(e) => setDraft({ ...draft, interval: e.currentTarget.value as Interval })}
+        >
           <option value="day">Day</option>
-          <option value="hour">Hour</option>
+          <option value="hour" disabled={!hourOk}>
+            Hour{hourOk ? '' : ` (up to ${MAX_HOURLY_DAYS} days)`}
+          </option>
         </select>
       </div>
       <button type="submit" class="primary">
         Apply
       </button>
+      <p id="interval-help" class="muted field-note">
+        {hourOk
+          ? `By the hour for windows up to ${MAX_HOURLY_DAYS} days (${MAX_BUCKETS.toLocaleString('en-US')} points at most).`
+          : `This window is longer than ${MAX_HOURLY_DAYS} days: it is drawn by the day (at most ${MAX_BUCKETS.toLocaleString('en-US')} points).`}
+      </p>
       <fieldset class="quick-ranges" aria-label="Quick ranges">
         {RANGES.map((days) => (
-          <button type="button" key={days} onClick={() => onApply(isoDay(days - 1), isoDay(0), draft.interval)}>
+          <button type="button" key={days} onClick={() => apply(isoDay(days - 1), isoDay(0), draft.interval)}>
             Last {days} days
           </button>
         ))}
@@ -151,37 +177,6 @@ function Narrowing({ echo }: { echo: Echo }) {
   );
 }
 
-const TILES: { key: keyof Measures; label: string; money?: boolean; adminOnly?: boolean }[] = [
-  { key: 'event_count', label: 'Events' },
-  { key: 'unique_event_users', label: 'Unique users' },
-  { key: 'feedback_count', label: 'New feedback' },
-  { key: 'vote_count', label: 'Net votes' },
-  { key: 'comment_count', label: 'Comments' },
-  { key: 'sdk_users', label: 'SDK users', adminOnly: true },
-  { key: 'new_sdk_users', label: 'New SDK users', adminOnly: true },
-  { key: 'active_sdk_users', label: 'Active SDK users', adminOnly: true },
-  { key: 'paying_users', label: 'Paying users', adminOnly: true },
-  { key: 'total_mrr', label: 'Total MRR', money: true, adminOnly: true },
-  { key: 'voter_mrr', label: "Voters' MRR", money: true, adminOnly: true },
-];
-
-export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Measures)[] }) {
-  const tiles = only ? TILES.filter((tile) => only.includes(tile.key)) : TILES;
-  return (
-    <dl class="tiles">
-      {tiles.map((tile) => (
-        <div class={tile.adminOnly ? 'tile tile-admin' : 'tile'} key={tile.key}>
-          <dt>
-            {tile.label}
-            {tile.adminOnly && <span class="visually-hidden"> (admin only)</span>}
-          </dt>
-          <dd data-testid={`tile-${tile.key}`}>{tile.money ? formatMoney(measures[tile.key]) : formatCount(measures[tile.key])}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
 const SERIES_COLORS = ['#3b5bdb', '#c2255c'];
 
 function Timeseries({ projectId, from, to, interval }: { projectId: string; from: string; to: string; interval: Interval }) {
@@ -202,30 +197,48 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
     return data;
   }, [projectId, from, to, interval]);
 
+  // Everything drawn comes from one answer, its interval included: while the next answer loads
+  // (the interval was just switched), the previous one stays drawn on its own axis, never daily
+  // counts on an hourly axis.
   const chart = useMemo(() => {
     if (!result.data) return null;
+    const drawnInterval: Interval = result.data.interval === 'hour' ? 'hour' : 'day';
     const buckets = result.data.buckets;
     const times = buckets.map((bucket) => Date.parse(bucket.start) / 1000);
     const series: Series[] = [
       { label: 'Events', values: buckets.map((b) => b.measures.event_count ?? 0), color: SERIES_COLORS[0] as string },
       { label: 'Unique users', values: buckets.map((b) => b.measures.unique_event_users ?? 0), color: SERIES_COLORS[1] as string },
     ];
+    const partialIndex = partialBucketIndex(times, drawnInterval);
     const total = series[0]?.values.reduce((sum, v) => sum + v, 0) ?? 0;
-    const summary = `${formatCount(total)} events in ${buckets.length} ${interval === 'hour' ? 'hours' : 'days'} from ${result.data.date_from} to ${result.data.date_to}`;
-    return { times, series, summary, total };
-  }, [result.data, interval]);
+    const unit = drawnInterval === 'hour' ? 'hours' : 'days';
+    const summary = `${formatCount(total)} events in ${buckets.length} ${unit} from ${result.data.date_from} to ${result.data.date_to}`;
+    return { times, series, summary, total, interval: drawnInterval, partialIndex };
+  }, [result.data]);
+  const stale = result.state === 'loading' && chart !== null && chart.interval !== interval;
 
   return (
-    <section aria-labelledby="timeseries-heading" class="card">
-      <h2 id="timeseries-heading">Events per {interval}</h2>
+    <section aria-labelledby="timeseries-heading" class="card" aria-busy={result.state === 'loading'}>
+      <h2 id="timeseries-heading">Events per {chart?.interval ?? interval}</h2>
       {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} />}
-      {result.state === 'loading' && !result.data && <Loading what="the chart" />}
+      {result.state === 'loading' && (!result.data || stale) && <Loading what={`the chart by the ${interval}`} />}
       {chart && (
         <>
-          <TimeChart times={chart.times} series={chart.series} interval={interval} summary={chart.summary} />
+          <TimeChart
+            times={chart.times}
+            series={chart.series}
+            interval={chart.interval}
+            summary={chart.summary}
+            partialIndex={chart.partialIndex}
+          />
           <p class="muted" data-testid="chart-summary">
             {chart.summary}.
           </p>
+          {chart.partialIndex !== null && (
+            <p class="muted" data-testid="partial-note">
+              The last {chart.interval} is not over yet: its point (dashed, shaded) counts the events so far.
+            </p>
+          )}
           {chart.total === 0 && <Empty>No events in this range yet.</Empty>}
         </>
       )}

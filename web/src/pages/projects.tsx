@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
+import { InstallSnippet } from '../components/install-snippet';
 import { Page } from '../components/layout';
 import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
 import { formatDate } from '../lib/format';
@@ -15,6 +16,8 @@ export function ProjectsPage() {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  // Shown after a project is created, until dismissed: how an app sends it feedback and events.
+  const [install, setInstall] = useState<{ name: string; apiKey: string } | null>(null);
 
   /** Runs one change, then reloads the list (and the header's names). */
   const act = async (change: () => Promise<void>) => {
@@ -36,6 +39,7 @@ export function ProjectsPage() {
     return act(async () => {
       const project = await unwrap(api.POST('/projects', { body: { name: name.trim() } }));
       setSecret({ label: `API key of ${project.name}`, value: project.api_key });
+      setInstall({ name: project.name, apiKey: project.api_key });
       setName('');
     });
   };
@@ -45,6 +49,7 @@ export function ProjectsPage() {
     return act(async () => {
       const updated = await unwrap(api.POST('/projects/{id}/api-keys', { params: { path: { id: project.id } } }));
       setSecret({ label: `New API key of ${updated.name}`, value: updated.api_key });
+      setInstall(null);
     });
   };
 
@@ -58,6 +63,7 @@ export function ProjectsPage() {
   return (
     <Page title="Projects">
       {secret && <OneTimeSecret label={secret.label} value={secret.value} onDone={() => setSecret(null)} />}
+      {install && <InstallSnippet projectName={install.name} apiKey={install.apiKey} onDone={() => setInstall(null)} />}
       <form class="card inline-form" onSubmit={create}>
         <h2>New project</h2>
         <div class="field-row">

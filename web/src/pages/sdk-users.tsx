@@ -1,12 +1,14 @@
 import { useLocation, useRoute } from 'preact-iso';
+import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import type { operations } from '../api/schema';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
+import { EraseUser } from '../components/erasure';
+import { Tiles } from '../components/tiles';
 import { formatCount, formatDateTime, formatMoney, isoDay } from '../lib/format';
 import { useResource } from '../lib/use-resource';
-import { Tiles } from './metrics';
 
 type UsersQuery = NonNullable<operations['listProjectSdkUsers']['parameters']['query']>;
 type Sort = NonNullable<UsersQuery['sort']>;
@@ -33,6 +35,8 @@ export function SdkUsersPage() {
   const { query, path } = useLocation();
   const projectId = params.id ?? '';
   const { sort, order, offset } = readQuery(query);
+  // A new object per click, so erasing the same id twice asks twice.
+  const [erasing, setErasing] = useState<{ userId: string } | null>(null);
   const summary = useResource(
     () =>
       unwrap(
@@ -101,6 +105,9 @@ export function SdkUsersPage() {
                       </th>
                     );
                   })}
+                  <th scope="col">
+                    <span class="visually-hidden">Erasure</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -110,6 +117,16 @@ export function SdkUsersPage() {
                     <td class="num">{formatMoney(user.mrr)}</td>
                     <td>{formatDateTime(user.first_seen_at)}</td>
                     <td>{formatDateTime(user.last_seen_at)}</td>
+                    <td>
+                      <button
+                        type="button"
+                        class="link-button"
+                        onClick={() => setErasing({ userId: user.user_id })}
+                        aria-label={`Erase ${user.user_id}`}
+                      >
+                        Erase
+                      </button>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -126,6 +143,7 @@ export function SdkUsersPage() {
           </nav>
         )}
       </section>
+      <EraseUser projectId={projectId} requested={erasing} onDone={users.reload} />
     </Page>
   );
 }

@@ -1,36 +1,28 @@
 import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Schemas } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading, OneTimeSecret, PlanGate } from '../components/states';
 import { type Account, PLAN_LABELS, useAccount } from '../lib/account';
+import { Exports } from '../components/exports';
+import { SendTest } from '../components/send-test';
 import { formatDateTime } from '../lib/format';
+import {
+  attempts,
+  EVENT_LABELS,
+  type Integration,
+  type IntegrationKind,
+  integrationName,
+  KIND_LABELS,
+  NOTIFICATION_TYPES,
+  type NotificationType,
+} from '../lib/integrations';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
 const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
 const MEMBERS_PLAN = 'Team members are part of the Team plan.';
-const KIND_LABELS = { slack: 'Slack', discord: 'Discord', webhook: 'Signed webhook' } as const;
-type Kind = keyof typeof KIND_LABELS;
-
-/** One change at a time: busy while it runs, its failure kept for the section to show. */
-function useAction() {
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
-  const run = async (change: () => Promise<void>) => {
-    setBusy(true);
-    setFailure(null);
-    try {
-      await change();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { busy, failure, run };
-}
 
 export function SettingsPage() {
   const { params } = useRoute();
@@ -49,6 +41,7 @@ export function SettingsPage() {
         <Members projectId={projectId} />
       )}
       <Deliveries projectId={projectId} />
+      <Exports projectId={projectId} />
     </Page>
   );
 }
@@ -70,8 +63,9 @@ function GatedSection({ heading, account, reason }: { heading: string; account: 
 
 function Integrations({ projectId }: { projectId: string }) {
   const list = useResource(() => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })), [projectId]);
-  const [kind, setKind] = useState<Kind>('slack');
+  const [kind, setKind] = useState<IntegrationKind>('slack');
   const [url, setUrl] = useState('');
+  const [events, setEvents] = useState<NotificationType[] | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const action = useAction();
 
@@ -79,24 +73,25 @@ function Integrations({ projectId }: { projectId: string }) {
     event.preventDefault();
     return action.run(async () => {
       const created = await unwrap(
-        api.POST('/projects/{id}/integrations', { params: { path: { id: projectId } }, body: { kind, url: url.trim() } }),
+        api.POST('/projects/{id}/integrations', { params: { path: { id: projectId } }, body: { kind, url: url.trim(), events } }),
       );
       if ('secret' in created && created.secret) setSecret(created.secret);
       setUrl('');
+      setEvents(null);
       list.reload();
     });
   };
-  const toggle = (integration: Schemas['Integration']) =>
+  const change = (integration: Integration, body: Schemas['UpdateIntegrationRequest']) =>
     action.run(async () => {
       await unwrap(
         api.PATCH('/projects/{id}/integrations/{integrationId}', {
           params: { path: { id: projectId, integrationId: integration.id } },
-          body: { enabled: !integration.enabled },
+          body,
         }),
       );
       list.reload();
     });
-  const remove = (integration: Schemas['Integration']) => {
+  const remove = (integration: Integration) => {
     if (!window.confirm(`Remove the ${KIND_LABELS[integration.kind]} integration to ${integration.url}?`)) return;
     return action.run(async () => {
       await unwrap(
@@ -117,19 +112,29 @@ function Integrations({ projectId }: { projectId: string }) {
       {list.data && list.data.length > 0 && (
         <ul class="rows">
           {list.data.map((integration) => (
-            <li key={integration.id} class="row">
-              <span>
-                <strong>{KIND_LABELS[integration.kind]}</strong> <span class="break">{integration.url}</span>{' '}
-                {!integration.enabled && <span class="badge badge-muted">disabled</span>}
-              </span>
-              <span class="button-row">
-                <button type="button" onClick={() => toggle(integration)} disabled={action.busy}>
-                  {integration.enabled ? 'Disable' : 'Enable'}
-                </button>
-                <button type="button" onClick={() => remove(integration)} disabled={action.busy}>
-                  Remove
-                </button>
-              </span>
+            <li key={integration.id} class="row row-stacked">
+              <div class="row-main">
+                <span>
+                  <strong>{integrationName(integration)}</strong> <span class="break muted">{integration.url}</span>{' '}
+                  {!integration.enabled && <span class="badge badge-muted">disabled</span>}
+                </span>
+                <span class="button-row">
+                  <SendTest projectId={projectId} integration={integration} />
+                  <button type="button" onClick={() => change(integration, { enabled: !integration.enabled })} disabled={action.busy}>
+                    {integration.enabled ? 'Disable' : 'Enable'}
+                  </button>
+                  <button type="button" onClick={() => remove(integration)} disabled={action.busy}>
+                    Remove
+                  </button>
+                </span>
+              </div>
+              <EventChoice
+                legend={`What ${integrationName(integration)} receives`}
+                idPrefix={`events-${integration.id}`}
+                value={integration.events}
+                disabled={action.busy}
+                onChange={(next) => change(integration, { events: next })}
+              />
             </li>
           ))}
         </ul>
@@ -137,8 +142,8 @@ function Integrations({ projectId }: { projectId: string }) {
       <form onSubmit={create} class="filters" aria-label="Add an integration">
         <div class="field">
           <label for="integration-kind">Kind</label>
-          <select id="integration-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as Kind)}>
-            {(Object.keys(KIND_LABELS) as Kind[]).map((value) => (
+          <select id="integration-kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as IntegrationKind)}>
+            {(Object.keys(KIND_LABELS) as IntegrationKind[]).map((value) => (
               <option value={value} key={value}>
                 {KIND_LABELS[value]}
               </option>
@@ -156,12 +161,59 @@ function Integrations({ projectId }: { projectId: string }) {
             onInput={(e) => setUrl(e.currentTarget.value)}
           />
         </div>
+        <EventChoice legend="It receives" idPrefix="new-integration-events" value={events} onChange={setEvents} />
         <button type="submit" class="primary" disabled={action.busy}>
           Add integration
         </button>
       </form>
       {action.failure && <FailureNotice failure={action.failure} planHint={INTEGRATIONS_PLAN} />}
     </section>
+  );
+}
+
+/**
+ * Which notification types an integration receives: every type (null: also types added later),
+ * or a non-empty choice (the API refuses an empty one, so the last box cannot be unticked).
+ */
+function EventChoice({
+  legend,
+  idPrefix,
+  value,
+  disabled,
+  onChange,
+}: {
+  legend: string;
+  idPrefix: string;
+  value: NotificationType[] | null;
+  disabled?: boolean;
+  onChange: (next: NotificationType[] | null) => void;
+}) {
+  const chosen = value ?? NOTIFICATION_TYPES;
+  const toggle = (type: NotificationType, on: boolean) => {
+    const next = NOTIFICATION_TYPES.filter((t) => (t === type ? on : chosen.includes(t)));
+    // Every type ticked means "everything", later types included: the API's null.
+    onChange(next.length === NOTIFICATION_TYPES.length ? null : next);
+  };
+  return (
+    <fieldset class="event-choice">
+      <legend>{legend}</legend>
+      {NOTIFICATION_TYPES.map((type) => {
+        const on = chosen.includes(type);
+        return (
+          <span class="field-check" key={type}>
+            <input
+              id={`${idPrefix}-${type}`}
+              type="checkbox"
+              checked={on}
+              disabled={disabled || (on && chosen.length === 1)}
+              onChange={(e) => toggle(type, e.currentTarget.checked)}
+            />
+            <label for={`${idPrefix}-${type}`}>{EVENT_LABELS[type]}</label>
+          </span>
+        );
+      })}
+      <span class="muted event-choice-note">{value === null ? 'Everything, also types added later.' : 'Only these.'}</span>
+    </fieldset>
   );
 }
 
@@ -228,6 +280,11 @@ function Members({ projectId }: { projectId: string }) {
 
 const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+const DELIVERY_TYPE_LABELS: Record<Schemas['Delivery']['type'], string> = {
+  'feedback.created': 'New feedback',
+  'feedback.status_changed': 'Status change',
+  'integration.test': 'Test message',
+};
 
 function Deliveries({ projectId }: { projectId: string }) {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
@@ -238,6 +295,12 @@ function Deliveries({ projectId }: { projectId: string }) {
       ),
     [projectId, status],
   );
+  // Integrations name the deliveries' targets; on a plan without them the list stays empty.
+  const integrations = useResource(
+    () => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })).catch(() => [] as Integration[]),
+    // Read again with each list: a delivery may be to an integration added since.
+    [projectId, list.data],
+  );
   const action = useAction();
   const retry = (delivery: Schemas['Delivery']) =>
     action.run(async () => {
@@ -246,6 +309,12 @@ function Deliveries({ projectId }: { projectId: string }) {
       );
       list.reload();
     });
+  const target = (delivery: Schemas['Delivery']) => {
+    if (delivery.channel === 'email') return `Email to ${delivery.recipient}`;
+    const integration = integrations.data?.find((i) => i.id === delivery.integration_id);
+    if (integration) return integrationName(integration);
+    return `${KIND_LABELS[delivery.channel]} (integration removed)`;
+  };
 
   return (
     <section class="card" aria-labelledby="deliveries-heading">
@@ -285,14 +354,20 @@ function Deliveries({ projectId }: { projectId: string }) {
               {list.data.map((delivery) => (
                 <tr key={delivery.id}>
                   <td>{formatDateTime(delivery.created_at)}</td>
-                  <td>{delivery.type}</td>
                   <td>
-                    {delivery.channel}: <span class="break">{delivery.recipient}</span>
+                    {DELIVERY_TYPE_LABELS[delivery.type]}
+                    {delivery.feedback_id && delivery.type !== 'integration.test' && (
+                      <>
+                        :{' '}
+                        <a href={`/projects/${projectId}/feedback/${delivery.feedback_id}`} class="break">
+                          {delivery.feedback_title ?? 'the item'}
+                        </a>
+                      </>
+                    )}
                   </td>
+                  <td class="break">{target(delivery)}</td>
                   <td>
-                    {delivery.status}
-                    {delivery.attempts > 0 && <span class="muted"> ({delivery.attempts} attempts)</span>}
-                    {delivery.last_error && <div class="muted break">{delivery.last_error}</div>}
+                    <DeliveryState delivery={delivery} />
                   </td>
                   <td>
                     {delivery.status === 'failed' && (
@@ -311,5 +386,35 @@ function Deliveries({ projectId }: { projectId: string }) {
         <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />
       )}
     </section>
+  );
+}
+
+/** A delivery's state in words: delivered when, failed after how many attempts, or when the next try is due. */
+function DeliveryState({ delivery }: { delivery: Schemas['Delivery'] }) {
+  if (delivery.status === 'delivered') {
+    return (
+      <>
+        Delivered <span class="muted">{formatDateTime(delivery.delivered_at)}</span>
+        {delivery.attempts > 1 && <span class="muted"> (after {attempts(delivery.attempts)})</span>}
+      </>
+    );
+  }
+  if (delivery.status === 'failed') {
+    return (
+      <>
+        Failed <span class="muted">after {attempts(delivery.attempts)}</span>
+        {delivery.last_error && <div class="muted break">{delivery.last_error}</div>}
+      </>
+    );
+  }
+  return (
+    <>
+      Pending{' '}
+      <span class="muted">
+        {delivery.attempts === 0 ? 'first try' : `next try, after ${attempts(delivery.attempts)},`}{' '}
+        {delivery.next_attempt_at ? `due ${formatDateTime(delivery.next_attempt_at)}` : 'soon'}
+      </span>
+      {delivery.last_error && <div class="muted break">{delivery.last_error}</div>}
+    </>
   );
 }

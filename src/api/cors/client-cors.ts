@@ -1,0 +1,71 @@
+import type { Middleware } from 'koa';
+import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
+import { forbidden } from '../errors.js';
+import type { AppState, RequestContext } from '../state.js';
+
+/**
+ * CORS for the routes a client app calls with its API key (SPEC part 4: feedback, votes,
+ * comments, user registration, event tracking and batches), so a web page can call them. The
+ * key is the credential, not a cookie: any origin is answered by default and no credentials are
+ * allowed. A project may restrict its key to listed origins (`allowed_origins`), which only the
+ * authenticated request can know: a preflight carries no key, so it is answered for any origin
+ * and the actual request is refused by `refuseUnlistedOrigin`. Owner (/projects…, /account) and
+ * operator (/admin…) routes get no CORS headers at all, so a browser keeps other sites from
+ * reading them.
+ */
+
+export const CORS_ALLOWED_HEADERS = 'X-API-Key, X-User-Id, X-User-Token, Content-Type, Content-Encoding';
+export const CORS_ALLOWED_METHODS = 'GET, POST, DELETE';
+/** Headers a page may read: the back-off signals of 429, 503 and the rate limiter. */
+export const CORS_EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
+/** A day: browsers cap it lower (Chromium 2 h), and the answer never depends on the project. */
+export const CORS_MAX_AGE_SECONDS = 86_400;
+
+/** The client routes' paths under the API prefix (SPEC part 4 plus /events/batch). */
+export function clientRoutePattern(apiPrefix: string): RegExp {
+  const prefix = apiPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${prefix}/(?:feedbacks(?:/[^/]+(?:/(?:votes|comments))?)?|users/register|events/(?:track|batch))$`);
+}
+
+/**
+ * Runs before the rate limiter and the body parsers: a preflight is answered here (it has no key
+ * to charge), and every later answer of a client route (401, 429 and 503 included) carries the
+ * headers that let the page read it. A request without an Origin header (a server, a mobile app:
+ * every POST /events/track of the benchmark) costs one header lookup; a GET without one also gets
+ * `Vary: Origin`, so that a cache never hands its answer to a page of another origin.
+ */
+export function clientCors(apiPrefix: string): Middleware<AppState> {
+  const clientRoute = clientRoutePattern(apiPrefix);
+  return (ctx, next) => {
+    const origin = ctx.req.headers.origin;
+    if (origin === undefined) {
+      if (ctx.method === 'GET' && clientRoute.test(ctx.path)) ctx.vary('Origin');
+      return next();
+    }
+    if (!clientRoute.test(ctx.path)) return next();
+    ctx.vary('Origin');
+    ctx.set('Access-Control-Allow-Origin', origin);
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', CORS_ALLOWED_METHODS);
+      ctx.set('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS);
+      ctx.set('Access-Control-Max-Age', String(CORS_MAX_AGE_SECONDS));
+      ctx.status = 204;
+      return;
+    }
+    ctx.set('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
+    return next();
+  };
+}
+
+/**
+ * 403 (SPEC 7.1 body) when the key's project lists its origins and the request comes from a
+ * page of another one. Without an Origin header there is no page to refuse: servers and apps
+ * are not browsers, and the key stays their credential.
+ */
+export function refuseUnlistedOrigin(ctx: RequestContext, project: ProjectWithPlan): void {
+  const allowed = project.allowed_origins;
+  if (allowed.length === 0) return;
+  const origin = ctx.req.headers.origin;
+  if (origin === undefined || allowed.includes(origin)) return;
+  throw forbidden(`origin ${origin} is not allowed for this project's API key (allowed_origins)`);
+}

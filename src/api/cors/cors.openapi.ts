@@ -1,0 +1,57 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { PUBLIC, error, feedbackId } from '../openapi/building-blocks.js';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from './client-cors.js';
+
+/** The client routes (SPEC part 4 and /events/batch): the ones a web page may call. */
+const CLIENT_PATHS = [
+  { path: '/feedbacks', id: false },
+  { path: '/feedbacks/{id}', id: true },
+  { path: '/feedbacks/{id}/votes', id: true },
+  { path: '/feedbacks/{id}/comments', id: true },
+  { path: '/users/register', id: false },
+  { path: '/events/track', id: false },
+  { path: '/events/batch', id: false },
+];
+
+const text = { type: 'string' as const };
+
+/**
+ * The CORS preflight of each client route. Registered on the registry itself, not through
+ * `route`: a preflight is answered before the rate limiter, so it has no 429.
+ */
+export function registerCorsPaths(registry: OpenAPIRegistry) {
+  for (const { path, id } of CLIENT_PATHS) {
+    registry.registerPath({
+      method: 'options',
+      path,
+      operationId: `preflight${path.replace(/\{id\}/g, 'Id').replace(/(?:^|\/)(\w)/g, (_, c: string) => c.toUpperCase())}`,
+      tags: ['CORS'],
+      summary: 'CORS preflight',
+      description:
+        'Answered for any `Origin` (a preflight carries no API key). The actual request then gets ' +
+        '`Access-Control-Allow-Origin` (its Origin), `Access-Control-Expose-Headers` and `Vary: Origin`, on errors too; ' +
+        'it is refused with 403 when the key’s project restricts `allowed_origins` and the Origin is not listed. ' +
+        'No credentials are allowed: the API key is the credential.',
+      security: PUBLIC,
+      ...(id ? { request: { params: z.object({ id: feedbackId }) } } : {}),
+      responses: {
+        204: {
+          description: 'The preflight answer (with an `Origin` header).',
+          headers: {
+            'Access-Control-Allow-Origin': { description: 'The request’s Origin.', schema: text },
+            'Access-Control-Allow-Methods': { description: `\`${CORS_ALLOWED_METHODS}\``, schema: text },
+            'Access-Control-Allow-Headers': { description: `\`${CORS_ALLOWED_HEADERS}\``, schema: text },
+            'Access-Control-Max-Age': { description: `${CORS_MAX_AGE_SECONDS} seconds.`, schema: { type: 'integer' as const } },
+            Vary: { description: '`Origin`.', schema: text },
+          },
+        },
+        200: {
+          description: `Without an \`Origin\` header this is no preflight: the methods of the path, in \`Allow\`. Pages may read \`${CORS_EXPOSED_HEADERS}\` of the actual answers.`,
+          headers: { Allow: { description: 'The methods of this path.', schema: text } },
+        },
+        400: error('Without an `Origin` header: a query string no store can hold (a lone UTF-16 surrogate or NUL), like on every route.'),
+      },
+    });
+  }
+}

@@ -1,0 +1,257 @@
+import { z } from 'zod';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import {
+  createSavedQuery,
+  deleteSavedQuery,
+  findImpactLink,
+  listSavedQueries,
+  saveImpactLink,
+  tokenHolderEmail,
+} from '../../oltp/insights.repo.js';
+import { listVoters } from '../../oltp/votes.repo.js';
+import { ownedProject } from '../auth.js';
+import { defineRoute } from '../define-route.js';
+import { notFound, unauthorized } from '../errors.js';
+import { liveStream } from '../live/live.stream.js';
+import { MetricsErrorBody } from '../metrics/metrics.responses.js';
+import {
+  body,
+  defaultError,
+  describe,
+  error,
+  feedbackId,
+  json,
+  ProjectPath,
+  projectId,
+  projectRefused,
+} from '../openapi/building-blocks.js';
+import type { RequestContext } from '../state.js';
+import { isUuid, parseBody, readQuery } from '../validation.js';
+import { impactAnswer } from './impact.service.js';
+import { EventNamesResult, FunnelResult, ImpactResult, RetentionResult, SavedQuery } from './insights.responses.js';
+import { FunnelBody, ImpactLinkBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
+import { eventNamesAnswer, funnelAnswer, retentionAnswer } from './insights.service.js';
+import { presentSavedQuery } from './saved-queries.presenter.js';
+
+/** Query parameters in the metrics API's way (either casing, each at most once), refused in its body. */
+const insightsQuery = (ctx: RequestContext, names: readonly string[]) =>
+  readQuery(ctx.query, names, (name, problem) => new MetricsError('METRICS_INVALID_PARAMETER', `${name} ${problem}`));
+
+/** A whole number from `min` to `max` in a query parameter, or the fallback when absent. */
+function intParameter(name: string, value: string | undefined, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) {
+    throw new MetricsError('METRICS_INVALID_PARAMETER', `${name} must be an integer from ${min} to ${max}`);
+  }
+  return n;
+}
+
+const metricsError = (description: string) => json(description, MetricsErrorBody);
+const PREDEFINED = PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ');
+const FeedbackPath = z.object({ id: projectId, feedbackId });
+const common = (what: string) => ({
+  401: error('Missing or invalid admin token (a member’s token needs the Team plan).'),
+  403: projectRefused,
+  404: error(`No such project${what}.`),
+  default: defaultError,
+});
+const plan400 = metricsError(
+  '`METRICS_INVALID_PARAMETER` (a field or parameter, named in the message), `METRICS_INVALID_DATE`, `METRICS_INVALID_RANGE`.',
+);
+const plan402 = metricsError(`\`METRICS_CUSTOM_EVENTS_REQUIRE_PRO\`: below Pro, the request names an event other than ${PREDEFINED}.`);
+const windowNote =
+  'The plan’s window clamps the request (a narrowed 200, `retention_clamped`); below Pro only the predefined events are read (`event_scope`).';
+
+/** The item's voters, after checking it is the project's: 404 otherwise. */
+async function itemVoters(ctx: RequestContext, sql: Parameters<typeof listVoters>[0], projectId: string) {
+  const id = ctx.params.feedbackId ?? '';
+  const voters = isUuid(id) ? await listVoters(sql, projectId, id) : null;
+  if (!voters) throw notFound('feedback not found');
+  return { id, voters: voters.voters };
+}
+
+/**
+ * Insights on a project's events (issue 24, docs/insights.md): funnels, retention cohorts, the
+ * names for pickers, feature impact, saved queries and the live view. Admin token of the owning
+ * account, or a member's on Team. The plan's rules are the metrics API's: a clamped window is a
+ * 200 that says so, and naming a custom event below Pro is a 402.
+ */
+export const insightsRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/insights/funnel',
+    auth: 'adminToken',
+    operationId: 'projectFunnel',
+    tags: ['Insights'],
+    summary: 'Funnel: users who did the steps in order within the conversion window',
+    description: `A user counts at step n when they did steps 1..n in order (times non-decreasing) with step n at most conversionWindowSeconds after their step 1; every step inside the window. ${windowNote}`,
+    params: ProjectPath,
+    body: body(FunnelBody, 'FunnelRequest'),
+    responses: { 200: json('The funnel.', FunnelResult), 400: plan400, 402: plan402, ...common('') },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const input = parseInsightBody(FunnelBody, ctx.request.body);
+      ctx.body = await funnelAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/insights/retention',
+    auth: 'adminToken',
+    operationId: 'projectRetention',
+    tags: ['Insights'],
+    summary: 'Retention cohorts by day or week',
+    description: `A user’s cohort is the day or week of their first cohort event in the window (any event by default); period p counts the cohort’s users with a return event in the p-th interval after it. ${windowNote}`,
+    params: ProjectPath,
+    body: body(RetentionBody, 'RetentionRequest'),
+    responses: { 200: json('The cohorts, one per day or week of the window.', RetentionResult), 400: plan400, 402: plan402, ...common('') },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const input = parseInsightBody(RetentionBody, ctx.request.body);
+      ctx.body = await retentionAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/event-names',
+    auth: 'adminToken',
+    operationId: 'projectEventNames',
+    tags: ['Insights'],
+    summary: 'Event names seen in the window, most tracked first (for pickers)',
+    description: `Below Pro only ${PREDEFINED} are listed (\`event_scope: predefined_only\`). ${windowNote}`,
+    params: ProjectPath,
+    query: z.object({
+      date_from: describe(z.iso.date().optional(), 'First day (UTC). Default: 29 days before date_to.'),
+      date_to: describe(z.iso.date().optional(), 'Last day (UTC). Default: today.'),
+      limit: describe(z.number().int().min(1).max(1000).optional(), 'At most this many names (default 100).'),
+    }),
+    responses: { 200: json('The names.', EventNamesResult), 400: plan400, ...common('') },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const query = insightsQuery(ctx, ['date_from', 'date_to', 'limit']);
+      const limit = intParameter('limit', query.limit, 1, 1000, 100);
+      ctx.body = await eventNamesAnswer(clickhouse, { projectId: project.id, plan: project.plan }, { ...query, limit });
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/projects/:id/feedbacks/:feedbackId/impact',
+    auth: 'adminToken',
+    operationId: 'linkFeedbackImpact',
+    tags: ['Insights'],
+    summary: 'Link a feedback item to the events that show its feature in use',
+    description: 'Replaces the item’s linked event names. Any name is accepted; reading the impact of a custom one needs Pro.',
+    params: FeedbackPath,
+    body: body(ImpactLinkBody, 'ImpactLinkRequest'),
+    responses: {
+      200: json('The link as stored.', z.object({ feedback_id: z.uuid(), event_names: z.array(z.string()) })),
+      400: metricsError('`METRICS_INVALID_PARAMETER`: eventNames must be 1 to 20 names of 1 to 100 characters.'),
+      ...common(' or feedback item'),
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const item = await itemVoters(ctx, sql, project.id);
+      const input = parseInsightBody(ImpactLinkBody, ctx.request.body);
+      await saveImpactLink(sql, project.id, item.id, input.eventNames);
+      ctx.body = { feedback_id: item.id, event_names: input.eventNames };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/feedbacks/:feedbackId/impact',
+    auth: 'adminToken',
+    operationId: 'feedbackImpact',
+    tags: ['Insights'],
+    summary: 'Feature impact: use of the linked events before and after the item shipped, by its voters too',
+    description: `Before the item is completed: a 200 with shipped_at null. The span [shipped_at − days, shipped_at + days) is the request’s window: ${windowNote}`,
+    params: FeedbackPath,
+    query: z.object({ days: describe(z.number().int().min(1).max(365).optional(), 'Days before and after shipped_at (default 30).') }),
+    responses: {
+      200: json('The impact.', ImpactResult),
+      400: plan400,
+      402: plan402,
+      ...common(', feedback item, or linked events (PUT the impact first)'),
+    },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const item = await itemVoters(ctx, sql, project.id);
+      const days = intParameter('days', insightsQuery(ctx, ['days']).days, 1, 365, 30);
+      const eventNames = await findImpactLink(sql, project.id, item.id);
+      if (!eventNames) throw notFound('no events are linked to this feedback item: PUT its impact first');
+      ctx.body = await impactAnswer(
+        clickhouse,
+        { projectId: project.id, plan: project.plan },
+        { feedbackId: item.id, eventNames, days, voters: item.voters },
+      );
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/saved-queries',
+    auth: 'adminToken',
+    operationId: 'listSavedQueries',
+    tags: ['Insights'],
+    summary: 'The project’s saved SQL queries, newest first',
+    description: 'Run one by sending its `sql` as the `query` of POST /projects/{id}/sql.',
+    params: ProjectPath,
+    responses: { 200: json('The saved queries.', z.array(SavedQuery)), ...common('') },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      ctx.body = (await listSavedQueries(sql, project.id)).map(presentSavedQuery);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/saved-queries',
+    auth: 'adminToken',
+    operationId: 'createSavedQuery',
+    tags: ['Insights'],
+    summary: 'Save a SQL query for the project’s data team',
+    params: ProjectPath,
+    body: body(SavedQueryBody, 'SavedQueryRequest'),
+    responses: { 200: json('The saved query.', SavedQuery), 400: error('Validation failed (the reason names the field).'), ...common('') },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const input = parseBody(SavedQueryBody, ctx.request.body);
+      const account = ctx.state.account;
+      if (!account) throw unauthorized('missing admin bearer token');
+      const createdBy = await tokenHolderEmail(sql, account.email, ctx.state.memberId ?? null);
+      ctx.body = presentSavedQuery(await createSavedQuery(sql, { projectId: project.id, name: input.name, sql: input.sql, createdBy }));
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/projects/:id/saved-queries/:queryId',
+    auth: 'adminToken',
+    operationId: 'deleteSavedQuery',
+    tags: ['Insights'],
+    summary: 'Delete a saved query',
+    params: z.object({ id: projectId, queryId: describe(z.uuid(), 'Saved query id.') }),
+    responses: { 200: json('Deleted.', z.object({ id: z.uuid(), deleted: z.literal(true) })), ...common(' or saved query') },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const id = ctx.params.queryId ?? '';
+      if (!isUuid(id) || !(await deleteSavedQuery(sql, project.id, id))) throw notFound('saved query not found');
+      ctx.body = { id, deleted: true };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/live',
+    auth: 'adminToken',
+    operationId: 'liveEvents',
+    tags: ['Insights'],
+    summary: 'Live view: the project’s events as they are acknowledged (Server-Sent Events)',
+    description:
+      'A `text/event-stream`: each acknowledged event as `event: event` whose data is the Tracked event (SPEC 2.7), within 2 s; `event: ready` once every API process’s events reach the stream; a comment line every LIVE_HEARTBEAT_SECONDS (15). ' +
+      `Below Pro only ${PREDEFINED} are sent. 429 beyond LIVE_MAX_CONNECTIONS_PER_ACCOUNT (5) open streams of the account in one API process.`,
+    params: ProjectPath,
+    responses: {
+      200: { description: 'The stream; it ends when the client leaves.', content: { 'text/event-stream': { schema: z.string() } } },
+      ...common(''),
+    },
+    handler: liveStream,
+  }),
+];

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { MAX_FUNNEL_STEPS } from '../../olap/insights/funnel.queries.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { bodySchema, describeIssue } from '../validation.js';
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** The metrics breakdown's property keys (docs/metrics.md), for the funnel's breakdown too. */
+const PROPERTY_KEY = /^[A-Za-z0-9_$\-.:@ ]{1,100}$/;
+const DAY_SECONDS = 86_400;
+
+const day = z.string({ error: 'must be a date as YYYY-MM-DD' }).regex(DATE, 'must be a date as YYYY-MM-DD').optional();
+export const eventName = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must be 1 to 100 characters')
+  .max(100, 'must be 1 to 100 characters');
+const propertyKey = z.string({ error: 'must be a string' }).regex(PROPERTY_KEY, 'must be 1 to 100 letters, digits or _$-.:@ and spaces');
+const propertyValue = z.union([z.string().max(1000), z.number().finite(), z.boolean()], {
+  error: 'must be a string (at most 1000 characters), a number or a boolean',
+});
+
+/** A funnel step: an event name and, optionally, top-level properties it must carry with these values. */
+export const FunnelStepBody = bodySchema({
+  eventName,
+  where: z
+    .record(propertyKey, propertyValue)
+    .refine((where) => Object.keys(where).length <= 10, 'at most 10 properties')
+    .optional(),
+});
+
+export const FunnelBody = bodySchema({
+  steps: z
+    .array(FunnelStepBody)
+    .min(2, `must have 2 to ${MAX_FUNNEL_STEPS} steps`)
+    .max(MAX_FUNNEL_STEPS, `must have 2 to ${MAX_FUNNEL_STEPS} steps`),
+  dateFrom: day,
+  dateTo: day,
+  conversionWindowSeconds: z
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .min(1, 'must be at least 1')
+    .max(365 * DAY_SECONDS, 'must be at most 365 days')
+    .default(7 * DAY_SECONDS),
+  breakdown: propertyKey.optional(),
+});
+export type FunnelBody = z.infer<typeof FunnelBody>;
+
+export const RetentionBody = bodySchema({
+  cohortEvent: eventName.optional(),
+  returnEvent: eventName.optional(),
+  interval: z.enum(['day', 'week'], { error: 'must be day or week' }),
+  periods: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be 1 to 52').max(52, 'must be 1 to 52'),
+  dateFrom: day,
+  dateTo: day,
+});
+export type RetentionBody = z.infer<typeof RetentionBody>;
+
+export const ImpactLinkBody = bodySchema({
+  eventNames: z
+    .array(eventName)
+    .min(1, 'must name 1 to 20 events')
+    .max(20, 'must name 1 to 20 events')
+    .transform((names) => [...new Set(names)]),
+});
+export type ImpactLinkBody = z.infer<typeof ImpactLinkBody>;
+
+/**
+ * Validates an insights body; a failure is a 400 in the metrics error body (SPEC 7.2), like every
+ * other refusal of these routes, naming the field.
+ */
+export function parseInsightBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new MetricsError('METRICS_INVALID_PARAMETER', 'body: must be a JSON object');
+  }
+  const result = schema.safeParse(body);
+  if (!result.success) throw new MetricsError('METRICS_INVALID_PARAMETER', describeIssue(result.error, body));
+  return result.data;
+}
+
+export const SavedQueryBody = bodySchema({
+  name: z.string({ error: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
+  sql: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters'),
+});
+export type SavedQueryBody = z.infer<typeof SavedQueryBody>;

@@ -1,0 +1,50 @@
+import type { ClickHouseClient } from '../clickhouse.js';
+
+/** What every insights query is scoped to: one project, a half-open time range, an event scope. */
+export type InsightScope = {
+  projectId: string;
+  /** First instant read. */
+  start: Date;
+  /** First instant after the range. */
+  end: Date;
+  /** The event names the plan lets the answer see; null: every name (Pro and Team). */
+  names: readonly string[] | null;
+};
+
+/** ClickHouse DateTime64 text of a JS date, in UTC. */
+export const chTime = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
+
+/** The parameters of InsightScope, for the conditions of SCOPE_CONDITION. */
+export const scopeParams = (scope: InsightScope) => ({
+  projectId: scope.projectId,
+  start: chTime(scope.start),
+  end: chTime(scope.end),
+  scopeNames: scope.names ?? [],
+});
+
+/** The rows of `events` an InsightScope lets a query read (the alias `e` is optional). */
+export const scopeCondition = (scope: InsightScope, alias = '') =>
+  `${alias}project_id = {projectId:UUID}
+   AND ${alias}created_at >= {start:DateTime64(3, 'UTC')} AND ${alias}created_at < {end:DateTime64(3, 'UTC')}
+   ${scope.names === null ? '' : `AND ${alias}event_name IN {scopeNames:Array(String)}`}`;
+
+/** Rows of one parameterised query, 64-bit integers as JSON numbers. */
+export async function queryRows<T>(client: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
+  const result = await client.query({
+    query,
+    query_params: params,
+    format: 'JSONEachRow',
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+  });
+  return result.json<T>();
+}
+
+/**
+ * A top-level event property as one comparable text: a string as it is, any other JSON value as
+ * its JSON text, a missing key NULL (the metrics breakdown's reading, docs/metrics.md).
+ */
+export const propertyText = (keyParam: string) =>
+  `if(NOT JSONHas(properties_raw, {${keyParam}:String}), NULL,
+      if(JSONType(properties_raw, {${keyParam}:String}) = 'String',
+         JSONExtractString(properties_raw, {${keyParam}:String}),
+         JSONExtractRaw(properties_raw, {${keyParam}:String})))`;

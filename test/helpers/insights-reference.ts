@@ -1,0 +1,150 @@
+/**
+ * Plain-TypeScript reference of the insights answers (docs/insights.md), computed from the events
+ * themselves by the written definitions, without the implementation's algorithm: the property test
+ * compares ClickHouse's answers with these, exactly.
+ */
+
+export type RefEvent = { name: string; user: string; t: number; properties: Record<string, unknown> | null };
+export type RefScope = { start: number; end: number; names: readonly string[] | null };
+export type RefStep = { eventName: string; where?: Record<string, string | number | boolean> | undefined };
+
+const inScope = (e: RefEvent, scope: RefScope) =>
+  e.t >= scope.start && e.t < scope.end && (scope.names === null || scope.names.includes(e.name));
+
+/** A property as comparable text: strings as they are, other JSON values as JSON text, missing null. */
+export function propertyText(e: RefEvent, key: string): string | null {
+  if (e.properties === null || !Object.hasOwn(e.properties, key)) return null;
+  const value = e.properties[key];
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Step equality on properties: same JSON type, same value. */
+export function stepMatches(e: RefEvent, step: RefStep): boolean {
+  if (e.name !== step.eventName) return false;
+  for (const [key, value] of Object.entries(step.where ?? {})) {
+    if (e.properties === null || !Object.hasOwn(e.properties, key)) return false;
+    const actual = e.properties[key];
+    if (typeof actual !== typeof value || actual !== value) return false;
+  }
+  return true;
+}
+
+/** The exact median (mean of the two middle values for an even count). */
+export function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export type RefFunnelRow = { breakdown: string | null; users: number[]; median_ms: (number | null)[] };
+
+/**
+ * Definition: within one user's events (and, with a breakdown, those carrying one value of the
+ * property), a chain for step n is events e1..en, ei matching step i (one event may match several
+ * consecutive steps), at non-decreasing times, en at most windowMs after e1. The user reaches step
+ * n when such a chain exists. Time to convert to step n: the earliest end of such a chain, minus
+ * the latest start among the chains that end then.
+ *
+ * Computed for each possible start: the earliest time each step can be reached from it.
+ */
+export function referenceFunnel(
+  events: RefEvent[],
+  scope: RefScope,
+  steps: RefStep[],
+  windowMs: number,
+  breakdown?: string,
+): RefFunnelRow[] {
+  const groups = new Map<string, { breakdown: string | null; events: RefEvent[] }>();
+  for (const e of events) {
+    if (!inScope(e, scope) || !steps.some((s) => s.eventName === e.name)) continue;
+    const value = breakdown === undefined ? null : propertyText(e, breakdown);
+    const key = JSON.stringify([e.user, value]);
+    const group = groups.get(key) ?? { breakdown: value, events: [] };
+    group.events.push(e);
+    groups.set(key, group);
+  }
+  const byValue = new Map<string | null, { levels: number[]; durations: number[][] }>();
+  for (const group of groups.values()) {
+    const matchesOf = steps.map((step) => group.events.filter((e) => stepMatches(e, step)).map((e) => e.t));
+    const reachedAt: (number | null)[] = steps.map(() => null); // earliest end per step
+    const latestStart: number[] = steps.map(() => Number.NEGATIVE_INFINITY);
+    for (const s of matchesOf[0] ?? []) {
+      let previous = s;
+      for (let k = 0; k < steps.length; k++) {
+        const candidates = (matchesOf[k] ?? []).filter((t) => t >= previous && t <= s + windowMs);
+        if (k > 0 && candidates.length === 0) break;
+        const end = k === 0 ? s : Math.min(...candidates);
+        const best = reachedAt[k];
+        if (best === null || best === undefined || end < best) {
+          reachedAt[k] = end;
+          latestStart[k] = s;
+        } else if (end === best && s > (latestStart[k] as number)) {
+          latestStart[k] = s;
+        }
+        previous = end;
+      }
+    }
+    const level = reachedAt.filter((t) => t !== null).length;
+    if (level === 0) continue;
+    const entry = byValue.get(group.breakdown) ?? { levels: [], durations: steps.map(() => []) };
+    entry.levels.push(level);
+    reachedAt.forEach((t, k) => {
+      if (t !== null) entry.durations[k]?.push(t - (latestStart[k] as number));
+    });
+    byValue.set(group.breakdown, entry);
+  }
+  return [...byValue.entries()].map(([value, entry]) => ({
+    breakdown: value,
+    users: steps.map((_, k) => entry.levels.filter((level) => level > k).length),
+    median_ms: entry.durations.map((d) => median(d)),
+  }));
+}
+
+export type RefRetentionRow = { cohort_start: string; period: number; users: number };
+
+const DAY_MS = 86_400_000;
+const dayOf = (t: number) => Math.floor(t / DAY_MS) * DAY_MS;
+/** 1970-01-01 was a Thursday: Monday-based weeks start 3 days before each multiple of 7 days. */
+const mondayOf = (t: number) => dayOf(t) - ((Math.floor(t / DAY_MS) + 3) % 7) * DAY_MS;
+
+/**
+ * Definition: a user's cohort is the bucket (UTC day, or week from Monday) of their first
+ * cohort event (any event when none is named) in the window; they count in period p ≥ 1 of
+ * that cohort when they did a return event (any event when none is named) in the window in the
+ * bucket p intervals after the cohort's; period 0 counts every member.
+ */
+export function referenceRetention(
+  events: RefEvent[],
+  scope: RefScope,
+  query: { cohortEvent?: string | undefined; returnEvent?: string | undefined; interval: 'day' | 'week'; periods: number },
+): RefRetentionRow[] {
+  const bucket = query.interval === 'day' ? dayOf : mondayOf;
+  const length = query.interval === 'day' ? DAY_MS : 7 * DAY_MS;
+  const perUser = new Map<string, { first: number | null; returns: Set<number> }>();
+  for (const e of events) {
+    if (!inScope(e, scope)) continue;
+    const u = perUser.get(e.user) ?? { first: null, returns: new Set<number>() };
+    if (query.cohortEvent === undefined || e.name === query.cohortEvent) u.first = u.first === null ? e.t : Math.min(u.first, e.t);
+    if (query.returnEvent === undefined || e.name === query.returnEvent) u.returns.add(bucket(e.t));
+    perUser.set(e.user, u);
+  }
+  const counts = new Map<string, number>();
+  const add = (cohort: number, period: number) => {
+    const key = JSON.stringify([cohort, period]);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
+  for (const u of perUser.values()) {
+    if (u.first === null) continue;
+    const cohort = bucket(u.first);
+    add(cohort, 0);
+    for (const b of u.returns) {
+      const period = Math.round((b - cohort) / length);
+      if (b > cohort && period <= query.periods) add(cohort, period);
+    }
+  }
+  return [...counts.entries()].map(([key, users]) => {
+    const [cohort, period] = JSON.parse(key) as [number, number];
+    return { cohort_start: new Date(cohort).toISOString().slice(0, 10), period, users };
+  });
+}

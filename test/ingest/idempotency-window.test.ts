@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simulateEmbeddedWindow, simulateRedisWindow, storeOldRows, writerCost } from '../../bench/idempotency-window.js';
+import { createClickHouse, type ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { migrateClickHouse } from '../../src/olap/migrations.js';
+import { redisAvailable } from '../helpers/redis.js';
+import { TEST_REDIS_URL } from '../helpers/server.js';
+
+/*
+ * The small, fast version of `npm run bench:idempotency` (issue 22, "Idempotency memory" and
+ * "Idempotency cost"): 50 new eventIds a second over the whole window with the clock advanced,
+ * real chDB and Redis, the sinks' own code for every checked retry.
+ */
+const withRedis = await redisAvailable();
+const IDS_PER_SECOND = 50;
+
+describe('idempotency window', () => {
+  let dataDir: string;
+  let clickhouse: ClickHouseClient;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), 'idempotency-'));
+    clickhouse = createClickHouse({ url: undefined, dataDir });
+    await migrateClickHouse(clickhouse);
+  });
+  afterAll(async () => {
+    await clickhouse?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('embedded: a full window at 3-3.5 bytes an id, a restart in seconds, every retry answered with the stored event and stored once', async () => {
+    const report = await simulateEmbeddedWindow({ dataDir, clickhouse, idsPerSecond: IDS_PER_SECOND, falseHitProbes: 50_000 });
+    expect(report.rememberedIds).toBeGreaterThanOrEqual(IDS_PER_SECOND * 24 * 3600);
+    expect(report.bytesPerId).toBeLessThanOrEqual(8);
+    expect(report.diskBytes ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(8 * report.rememberedIds);
+    expect(report.restartSeconds).toBeLessThan(5);
+    expect(report.falseHitRate).toBeLessThan(0.002);
+    expect(report.sampled).toBe(24 * 10);
+    expect(report.answeredDuplicate).toBe(report.sampled);
+    expect(report.storedOnce).toBe(report.sampled);
+    expect(report.newIdsAccepted).toBe(100);
+  }, 120_000);
+
+  it.skipIf(!withRedis)(
+    'BullMQ: the same in Redis without modules, and a stored retry is not queued again',
+    async () => {
+      const redis = new Redis(TEST_REDIS_URL);
+      const prefix = `test-idem-${randomUUID().slice(0, 8)}`;
+      try {
+        const report = await simulateRedisWindow({ redis, prefix, clickhouse, idsPerSecond: IDS_PER_SECOND, falseHitProbes: 5_000 });
+        expect(report.rememberedIds).toBeGreaterThanOrEqual(IDS_PER_SECOND * 24 * 3600);
+        expect(report.bytesPerId).toBeLessThanOrEqual(8);
+        expect(report.falseHitRate).toBeLessThan(0.002);
+        expect(report.sampled).toBe(24 * 10);
+        expect(report.answeredDuplicate).toBe(report.sampled);
+        expect(report.storedOnce).toBe(report.sampled);
+        expect(report.newIdsAccepted).toBe(100);
+      } finally {
+        const keys = await redis.keys(`${prefix}:*`);
+        if (keys.length > 0) await redis.del(...keys);
+        redis.disconnect();
+      }
+    },
+    120_000,
+  );
+
+  it('the writer costs the same per event with a million older rows stored as on an empty table', async () => {
+    const projectId = randomUUID();
+    const empty = await writerCost(clickhouse, projectId, { batches: 9, batchSize: 750 });
+    await storeOldRows(clickhouse, projectId, 1_000_000);
+    const full = await writerCost(clickhouse, projectId, { batches: 9, batchSize: 750 });
+    expect(full.microsecondsPerEvent / empty.microsecondsPerEvent).toBeLessThanOrEqual(1.2);
+  }, 180_000);
+});
