@@ -17,7 +17,7 @@ import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
-import { operatorRouter } from './operator/operator.router.js';
+import { operatorRouter } from './operator/operator.routes.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
