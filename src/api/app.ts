@@ -17,7 +17,6 @@ import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
-import { operatorRouter } from './operator/operator.routes.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
@@ -27,6 +26,7 @@ import {
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   insightsRoutes,
@@ -64,7 +64,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     events,
     routesRouter(deps, metricsRoutes),
     routesRouter(deps, sqlRoutes),
-    operatorRouter(deps),
+    routesRouter(deps, operatorRoutes),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
     routesRouter(deps, identityRoutes),

@@ -7,6 +7,7 @@ import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
+import { operatorRoutes } from './operator/operator.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
 import { projectSqlRoutes } from './sql/project-sql.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
@@ -33,6 +34,7 @@ export {
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   sqlRoutes,

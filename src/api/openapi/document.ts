@@ -4,7 +4,6 @@ import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerOperatorPaths } from '../operator/operator.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
@@ -14,6 +13,7 @@ import {
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   insightsRoutes,
@@ -64,7 +64,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, projectSqlRoutes);
   registerRoutes(route, insightsRoutes);
   registerRoutes(route, sqlRoutes);
-  registerOperatorPaths(route);
+  registerRoutes(route, operatorRoutes);
   registerRoutes(route, accountRoutes);
   registerRoutes(route, projectRoutes);
   registerRoutes(route, identityRoutes);

@@ -1,3 +1,4 @@
+import type { DeadLetterRow } from '../../oltp/dead-letters.repo.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 
 /** Account record; the admin token appears only when the account is created. */
@@ -9,5 +10,25 @@ export function presentAccount(row: Account, adminToken?: string) {
     ...(adminToken === undefined ? {} : { admin_token: adminToken }),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A page of dead letters as the operator route returns it. */
+export function presentDeadLetters(page: { total: number; rows: DeadLetterRow[] }, query: { limit: number; offset: number }) {
+  return {
+    total: page.total,
+    limit: query.limit,
+    offset: query.offset,
+    dead_letters: page.rows.map((row) => ({
+      id: row.id,
+      kind: row.kind,
+      project_id: row.project_id,
+      row_key: row.row_key,
+      payload: row.payload,
+      error_code: row.error_code,
+      error_name: row.error_name,
+      error: row.error,
+      created_at: row.created_at.toISOString(),
+    })),
   };
 }
