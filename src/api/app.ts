@@ -15,6 +15,7 @@ import { errorHandler } from './middleware/errors.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
+import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
@@ -88,6 +89,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
   const openapi = openapiRouter({ apiPrefix: API_PREFIX });
 
+  app.use(securityHeaders());
   app.use(requestLog(deps.logger, deps.telemetry));
   app.use(errorHandler(deps.logger));
   app.use(async (ctx, next) => {
@@ -116,8 +118,8 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   // Deferred: the route's auth middleware (auth.ts) reads the body once the credential is
   // accepted, so a request with a missing or wrong key gets its 401 without its body being read
   // or parsed (Node discards the unread rest after the answer). Every route with a body has auth.
-  // Strings no store can hold (lone surrogates, NUL) are refused on every route: in the query
-  // here, in the body as soon as it is read.
+  // Strings no store can hold (lone surrogates, NUL) are refused on every route: in the path and
+  // the query here, in the body as soon as it is read.
   const metricsRoute = new RegExp(`^${API_PREFIX}/(projects/[^/]+/)?metrics/`);
   const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
@@ -132,6 +134,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     };
     return next();
   });
+  app.use(storable.checkPath);
   app.use(storable.checkQuery);
   app.use(ingest.routes());
   app.use(health.routes());

@@ -1,3 +1,5 @@
+import { apiTime } from './time.js';
+
 /**
  * An analytics event as it travels from the API through the queue to ClickHouse. Times are ISO
  * strings so the value survives JSON (BullMQ job data) unchanged.
@@ -30,7 +32,8 @@ export function toTrackedEvent(event: IngestEvent): TrackedEventResponse {
     event_name: event.event_name,
     user_id: event.user_id,
     properties: event.properties,
-    created_at: event.created_at,
+    // Whole seconds in the answer; the stored event keeps its milliseconds for ordering.
+    created_at: apiTime(event.created_at),
   };
 }
 

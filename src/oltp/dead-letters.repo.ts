@@ -76,3 +76,16 @@ export async function listDeadLetters(sql: SqlLike, filter: DeadLetterFilter): P
     limit ${filter.limit} offset ${filter.offset}`;
   return { total: count?.total ?? 0, rows };
 }
+
+/**
+ * Deletes the dead letters of the project that hold the user (erasure, docs/data-rights.md): an
+ * event's or a fact's row as JSON text, with its `user_id`. The payload is matched as text, not
+ * cast to jsonb, because many dead letters are rows with exactly what jsonb refuses (NUL, a lone
+ * surrogate); JSON.stringify wrote them, so the user's field has one spelling. Returns how many.
+ */
+export async function deleteDeadLettersOfUser(sql: SqlLike, projectId: string, userId: string): Promise<number> {
+  const field = `"user_id":${JSON.stringify(userId)}`;
+  const deleted = await sql`
+    delete from dead_letters where project_id = ${projectId} and strpos(payload, ${field}) > 0`;
+  return deleted.count;
+}

@@ -149,13 +149,16 @@ export type CreateFeedbackResult = { kind: 'created'; feedback: FeedbackRow } | 
 
 /**
  * Creates an item with the creator's vote (vote_count 1, SPEC 3). The project row is locked
- * while counting, so concurrent creations cannot overshoot a tier's per-project limit.
+ * while counting, so concurrent creations cannot overshoot a tier's per-project limit. `viewer` is
+ * the request's X-User-Id: has_voted is true only when it names the creator (SPEC 2.1), and false
+ * without it.
  */
 export async function createFeedback(
   sql: Sql,
   projectId: string,
   input: NewFeedback,
   maxFeedback: number | null,
+  viewer: string | undefined,
 ): Promise<CreateFeedbackResult> {
   return sql.begin(async (tx) => {
     await tx`select 1 from projects where id = ${projectId} for update`;
@@ -183,7 +186,7 @@ export async function createFeedback(
     });
     // The creator's vote counts like any other (SPEC 3), so it is a vote fact too.
     await recordFact(tx, { kind: 'vote_added', projectId, feedbackId: id, userId: input.userId });
-    const feedback = (await findFeedback(tx, projectId, id, input.userId)) as FeedbackRow;
+    const feedback = (await findFeedback(tx, projectId, id, viewer)) as FeedbackRow;
     // Members and integrations hear of it (SPEC 1), after this commits; never within the request.
     await recordNotification(tx, feedbackCreated(feedback));
     return { kind: 'created', feedback };

@@ -1,3 +1,4 @@
+import { apiTime, apiTimeOrNull } from '../core/time.js';
 /*
  * A feedback item as PostgreSQL holds it, and the one JSON form it takes outside the store: the
  * API's answer (SPEC 2.1) and the snapshot frozen into a notification are the same object, so a
@@ -54,11 +55,11 @@ export function feedbackResource(row: FeedbackRow) {
     has_voted: row.has_voted,
     comment_count: row.comment_count,
     total_mrr: row.total_mrr === null ? null : Number(row.total_mrr),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
     rejection_reason: row.rejection_reason,
     merged_into_id: row.merged_into_id,
-    merged_at: row.merged_at ? row.merged_at.toISOString() : null,
+    merged_at: apiTimeOrNull(row.merged_at),
     merged_feedback_ids: row.merged_feedback_ids,
   };
 }

@@ -1,3 +1,4 @@
+import { deleteDeadLettersOfUser } from '../oltp/dead-letters.repo.js';
 import type { Logger } from '../core/logger.js';
 import {
   deleteProjectData,
@@ -165,6 +166,9 @@ export class DataRightsWorker {
         return false;
       case 'rollups':
         await rebuildRollups(clickhouse, job.project_id, job.days ?? []);
+        // Last, once every event and fact of the user sent before the erasure has landed (settle)
+        // or been refused: the rows ClickHouse refused are dead letters holding the user.
+        await deleteDeadLettersOfUser(sql, job.project_id, userId);
         await advanceErasure(sql, job.id, 'done');
         return false;
       case 'done':

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -46,7 +47,8 @@ describe('POST /feedbacks', () => {
       user_id: 'alice',
       user_email: 'alice@example.com',
       vote_count: 1,
-      has_voted: true,
+      // SPEC 2.1: no X-User-Id, so false, although the creator's vote exists.
+      has_voted: false,
       comment_count: 0,
       total_mrr: null,
       rejection_reason: null,
@@ -54,10 +56,24 @@ describe('POST /feedbacks', () => {
       merged_at: null,
       merged_feedback_ids: null,
     });
-    expect(new Date(body.created_at).toISOString()).toBe(body.created_at);
+    // RFC 3339 in whole seconds, UTC: the origin's Swift SDK (`.iso8601`) refuses a fraction.
+    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(body.updated_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const read = await server.request('GET', `/api/v1/feedbacks/${body.id}`, { apiKey: project.apiKey, userId: 'alice' });
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ vote_count: 1, has_voted: true });
+  });
+
+  it('has_voted on create follows X-User-Id (SPEC 2.1): true for the creator, false for another user and without it', async () => {
+    const create = (userId?: string) =>
+      server.request('POST', '/api/v1/feedbacks', {
+        apiKey: project.apiKey,
+        ...(userId === undefined ? {} : { userId }),
+        body: { title: 'T', description: 'D', category: 'other', userId: 'carol' },
+      });
+    expect((await create('carol')).body).toMatchObject({ vote_count: 1, has_voted: true });
+    expect((await create('dave')).body).toMatchObject({ vote_count: 1, has_voted: false });
+    expect((await create()).body).toMatchObject({ vote_count: 1, has_voted: false });
   });
 
   it('accepts snake_case request fields (user_id, user_email)', async () => {
@@ -195,6 +211,17 @@ describe('GET /feedbacks', () => {
     expect(v1.body.map((item: any) => item.has_voted)).toEqual([false, true, true]);
   });
 
+  it('X-User-Id sent twice (the Kotlin SDK as its README configures it): equal values read as one, differing ones are a 400', async () => {
+    const repeated = await getWithRepeatedUserId(`/api/v1/feedbacks?sort=oldest`, project.apiKey, ['v1', 'v1']);
+    expect(repeated.status).toBe(200);
+    expect((repeated.body as any[]).map((item) => item.has_voted)).toEqual([false, true, true]);
+    const one = await getWithRepeatedUserId(`/api/v1/feedbacks/${items.b.id}`, project.apiKey, ['v2', 'v2']);
+    expect(one.body).toMatchObject({ id: items.b.id, has_voted: true });
+    const differing = await getWithRepeatedUserId(`/api/v1/feedbacks/${items.b.id}`, project.apiKey, ['v2', 'v1']);
+    expect(differing.status).toBe(400);
+    expect(differing.body).toEqual({ error: true, reason: expect.stringContaining('X-User-Id') });
+  });
+
   it('total_mrr sums the current MRR of voters and is null when no voter has one', async () => {
     const before = await server.request('GET', `/api/v1/feedbacks/${items.b.id}`, { apiKey: project.apiKey });
     expect(before.body.total_mrr).toBeNull();
@@ -234,3 +261,22 @@ describe('GET /feedbacks/:id', () => {
     }
   });
 });
+
+/**
+ * A GET with X-User-Id on separate header lines, as OkHttp's addHeader sends it (fetch would join
+ * the values into one line).
+ */
+function getWithRepeatedUserId(path: string, apiKey: string, userIds: string[]): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${server.url}${path}`, { headers: { 'x-api-key': apiKey, 'x-user-id': userIds } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}

@@ -106,7 +106,7 @@ describe('metrics over events', () => {
     );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.interval).toBe('day');
-    expect(r.body.buckets.map((b: any) => b.start)).toEqual([3, 2, 1, 0].map((n) => `${daysAgo(n)}T00:00:00.000Z`));
+    expect(r.body.buckets.map((b: any) => b.start)).toEqual([3, 2, 1, 0].map((n) => `${daysAgo(n)}T00:00:00Z`));
     expect(r.body.buckets.map((b: any) => b.measures.event_count)).toEqual([0, 2, 2, 0]);
     expect(r.body.buckets.map((b: any) => b.measures.unique_event_users)).toEqual([0, 2, 2, 0]);
     const hourly = await server.request(
@@ -196,6 +196,27 @@ describe('metrics over events', () => {
     });
     expect(filtered.body.events).toHaveLength(2);
     expect(filtered.body.events[0]).toMatchObject({ event_name: 'feedback_list', user_id: 'a', properties: { plan: 'pro' } });
+  });
+
+  it('events feed: created_at in whole seconds, while the opaque cursor keeps the millisecond order within one second', async () => {
+    const project = await createProject(server, { plan: 'team' });
+    const second = `${daysAgo(1)}T12:00:00`;
+    await track(project, [
+      { eventName: 'tick', userId: 'first', timestamp: `${second}.100Z` },
+      { eventName: 'tick', userId: 'third', timestamp: `${second}.300Z` },
+      { eventName: 'tick', userId: 'second', timestamp: `${second}.200Z` },
+    ]);
+    const seen: { user_id: string; created_at: string }[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `limit=1&date_from=${daysAgo(2)}${cursor ? `&cursor=${cursor}` : ''}`;
+      const r = await server.request('GET', `/api/v1/metrics/events?${query}`, { apiKey: project.apiKey });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      seen.push(...r.body.events);
+      cursor = r.body.next_cursor;
+    } while (cursor);
+    expect(seen.map((e) => e.user_id)).toEqual(['third', 'second', 'first']);
+    expect(new Set(seen.map((e) => e.created_at))).toEqual(new Set([`${second}Z`]));
   });
 });
 

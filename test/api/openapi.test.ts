@@ -11,6 +11,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import type { AppState } from '../../src/api/state.js';
 import { openApiValidator, OpenApiViolation, takeViolations, type ObservedResponse } from '../helpers/openapi-validator.js';
 import { requestTo, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';
+import { createAccount, createProject } from '../helpers/factories.js';
 
 /*
  * SPEC 9: the OpenAPI 3.0 document. It is valid (checked by @readme/openapi-parser), it lists
@@ -254,8 +255,8 @@ describe('the response check of the test helpers', () => {
     has_voted: false,
     comment_count: 0,
     total_mrr: null,
-    created_at: '2026-01-31T12:00:00.000Z',
-    updated_at: '2026-01-31T12:00:00.000Z',
+    created_at: '2026-01-31T12:00:00Z',
+    updated_at: '2026-01-31T12:00:00Z',
     rejection_reason: null,
     merged_into_id: null,
     merged_at: null,
@@ -298,6 +299,10 @@ describe('the response check of the test helpers', () => {
     );
     expect(validator.check(json(200, { ...feedback, created_at: 'yesterday' })).join()).toMatch(
       /\/created_at must match format "date-time"/,
+    );
+    // Timestamps are RFC 3339 in whole seconds (the origin's Swift SDK decodes no fraction).
+    expect(validator.check(json(200, { ...feedback, created_at: '2026-01-31T12:00:00.052Z' })).join()).toMatch(
+      /\/created_at must match pattern/,
     );
     // SPEC 7.1 vs 7.2: the metrics body is not the server-wide one.
     expect(validator.check(json(404, { error: { code: 'METRICS_INVALID_DATE', message: 'x' } })).join()).toMatch(/\/error must be boolean/);
@@ -373,6 +378,23 @@ describe('GET /docs', () => {
     const unknown = await server.request('GET', '/docs/index.html');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: true, reason: expect.any(String) });
+  });
+
+  it('carries X-Content-Type-Options: nosniff, like every API answer (JSON, errors, the document)', async () => {
+    const account = await createAccount(server, 'pro');
+    const project = await createProject(server, { account });
+    const answers = [
+      await fetch(`${server.url}/docs`),
+      await fetch(`${server.url}/docs/swagger-initializer.js`),
+      await fetch(`${server.url}/openapi/openapi.yaml`),
+      await fetch(`${server.url}/api/v1/feedbacks`, { headers: { 'x-api-key': project.apiKey } }),
+      await fetch(`${server.url}/api/v1/feedbacks`),
+      await fetch(`${server.url}/api/v1/metrics/summary?date_from=nope`, { headers: { 'x-api-key': project.apiKey } }),
+      await fetch(`${server.url}/api/v1/no/such/route`),
+      await fetch(`${server.url}/healthz`),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 401, 400, 404, 200]);
+    for (const answer of answers) expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
   });
 });
 

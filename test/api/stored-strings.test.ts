@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 
 /*
  * Issue 13, item 5 (strings) and item 2 (validation): a string a store cannot hold -- a lone
@@ -127,6 +128,45 @@ describe('strings no store can hold are refused with 400 naming the field', () =
       expect(response.body.error.code).toBe('METRICS_INVALID_PARAMETER');
       expect(response.body.error.message).toMatch(/^event: must not contain the NUL character/);
     }
+  });
+
+  it('a path parameter with NUL (%00, a%00b) on every route of the document: 400, never a 500 from PostgreSQL (22021)', async () => {
+    const document = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, { servers?: { url: string }[] }>> };
+    let checked = 0;
+    for (const [template, operations] of Object.entries(document.paths)) {
+      if (!template.includes('{')) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        const prefix = operation.servers?.[0]?.url === '/' ? '' : '/api/v1';
+        const credentials = template.startsWith('/admin/')
+          ? { bearer: server.operatorToken }
+          : template.startsWith('/projects')
+            ? { bearer: account.adminToken }
+            : { apiKey: project.apiKey };
+        // Each parameter in turn holds the NUL; the others are real, so the route would otherwise find them.
+        for (const param of template.match(/\{\w+\}/g) ?? []) {
+          for (const bad of ['%00', 'a%00b']) {
+            const path =
+              prefix +
+              template.replace(/\{(\w+)\}/g, (whole, name) =>
+                whole === param ? bad : name === 'id' && template.startsWith('/projects') ? project.id : feedbackId,
+              );
+            const upper = method.toUpperCase();
+            const response = await server.request(upper, path, {
+              ...credentials,
+              ...(upper === 'GET' || upper === 'DELETE' ? {} : { body: {} }),
+            });
+            expect(response.status, `${upper} ${path}: ${JSON.stringify(response.body)}`).toBe(400);
+            const reason = response.body.error === true ? response.body.reason : response.body.error.message;
+            expect(reason, `${upper} ${path}`).toMatch(/^path: a segment must not contain the NUL character/);
+            checked += 1;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(60);
+    // The probe's own request, on the route that answered 500.
+    const probe = await server.request('DELETE', `/api/v1/projects/${project.id}/users/%00`, { bearer: account.adminToken });
+    expect(probe.status).toBe(400);
   });
 
   it('stores nothing for a refused request', async () => {

@@ -26,7 +26,9 @@ async function registerOk(project: TestProject, body: unknown) {
   return response.body;
 }
 
-const isIsoTimestamp = (value: unknown) => typeof value === 'string' && new Date(value).toISOString() === value;
+/** RFC 3339 in whole seconds, UTC, as the origin sent it (its Swift SDK decodes no fraction). */
+const isIsoTimestamp = (value: unknown) =>
+  typeof value === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(value) && !Number.isNaN(Date.parse(value));
 const newUserId = () => `sdk-${randomUUID()}`;
 
 describe('POST /users/register', () => {
@@ -74,13 +76,15 @@ describe('POST /users/register', () => {
     expect(again.mrr).toBe(30);
   });
 
-  it('omitting mrr on an update keeps the stored mrr', async () => {
+  it('omitting mrr on an update clears the stored mrr, as the origin did (the Swift SDK clearUserPayment)', async () => {
     const userId = newUserId();
     const created = await registerOk(project, { userId, mrr: 99 });
     const seen = await registerOk(project, { userId });
     expect(seen.id).toBe(created.id);
-    expect(seen.mrr).toBe(99);
+    expect(seen.mrr).toBeNull();
     expect(seen.first_seen_at).toBe(created.first_seen_at);
+    const restored = await registerOk(project, { userId, mrr: 12 });
+    expect(restored.mrr).toBe(12);
   });
 
   it('mrr 0 is accepted (>= 0) and stored as 0, on creation and on update', async () => {
@@ -124,7 +128,7 @@ describe('POST /users/register', () => {
     const created = await registerOk(project, { userId, mrr: 42 });
     expectError(await register(project, { userId, mrr: -5 }), 400, 'mrr');
     expectError(await register(project, { userId, mrr: 'free' }), 400, 'mrr');
-    const seen = await registerOk(project, { userId });
+    const seen = await registerOk(project, { userId, mrr: 42 });
     expect(seen).toMatchObject({ id: created.id, mrr: 42, first_seen_at: created.first_seen_at });
   });
 
@@ -143,8 +147,8 @@ describe('POST /users/register', () => {
     expect(there.mrr).toBe(2);
     // Updating one leaves the other as it was.
     const hereAgain = await registerOk(project, { userId });
-    expect(hereAgain).toMatchObject({ id: here.id, mrr: 1 });
-    const thereAgain = await registerOk(other, { userId });
+    expect(hereAgain).toMatchObject({ id: here.id, mrr: null });
+    const thereAgain = await registerOk(other, { userId, mrr: 2 });
     expect(thereAgain).toMatchObject({ id: there.id, mrr: 2 });
   });
 

@@ -268,7 +268,11 @@ describe('the documented examples pass the guard', () => {
 });
 
 describe('the read-only chDB session itself (the engine, without the parse-tree guard)', () => {
-  const open = () => chdbReadonlyEngine(path.join(dataDir, 'clickhouse')).open({ timeoutMs: 5_000, maxResultRows: 100, maxThreads: 1 }, {});
+  const open = () =>
+    chdbReadonlyEngine(path.join(dataDir, 'clickhouse')).open(
+      { timeoutMs: 5_000, maxResultRows: 100, maxThreads: 1, maxResultBytes: 1024 * 1024 },
+      {},
+    );
   const refusal = async (statement: string) => {
     const session = await open();
     try {

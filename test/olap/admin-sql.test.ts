@@ -67,6 +67,18 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
     expect(Number(still.body.rows[0].n)).toBe(1);
   });
 
+  it('a parameter value over 256 KiB is a 400 naming it (was a 500: chDB parses `SET param_…` under max_query_size); one just under it runs', async () => {
+    const uuids = (n: number) => `[${Array.from({ length: n }, () => `'${crypto.randomUUID()}'`).join(',')}]`;
+    const query = 'SELECT length({ids:Array(UUID)}) AS n';
+    const over = await sql(query, { ids: uuids(7_000) });
+    expect(over.status, JSON.stringify(over.body)).toBe(400);
+    expect(over.body).toEqual({ error: true, reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/) });
+    // 6,600 UUIDs: 257,400 characters, past 256 KiB once quoted into the SET statement.
+    const under = await sql(query, { ids: uuids(6_600) });
+    expect(under.status, JSON.stringify(under.body)).toBe(200);
+    expect(Number(under.body.rows[0].n)).toBe(6_600);
+  });
+
   it('400 for a missing or empty query', async () => {
     for (const body of [{}, { query: '' }, { query: 7 }]) {
       const r = await server.request('POST', '/api/v1/admin/sql', { bearer: server.operatorToken, body });

@@ -7,6 +7,7 @@ import { assertDocumented } from '../helpers/openapi-validator.js';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call, serviceSetup, startService } from '../helpers/service.js';
+import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
 
 const DAY = 24 * 3600 * 1000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -262,6 +263,54 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
       event_days: 0,
     });
     expect(await readPaths(project, window)).toEqual(after);
+  });
+
+  it('leaves no trace of the user in dead letters or in the text of ClickHouse mutations once done', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    const erased = `traced-${randomUUID()}@example.com`;
+    const kept = `kept-${randomUUID()}`;
+    const tracked = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: project.apiKey,
+      body: {
+        events: [
+          { eventName: 'open', userId: erased },
+          { eventName: 'open', userId: kept },
+        ],
+      },
+    });
+    expect(tracked.status).toBe(200);
+    await server.eventsVisible();
+    // Rows ClickHouse refused, as the batch writer records them: the payload is the row's JSON.
+    const letter = (userId: string, kind: 'event' | 'fact') => ({
+      kind,
+      projectId: project.id,
+      rowKey: `${project.id}:${randomUUID()}`,
+      payload: JSON.stringify({ project_id: project.id, event_id: randomUUID(), user_id: userId, properties: { email: userId } }),
+      errorCode: '25',
+      errorName: 'CANNOT_PARSE_ESCAPE_SEQUENCE',
+      error: 'refused',
+    });
+    await recordDeadLetters(server.sql, [letter(erased, 'event'), letter(erased, 'fact'), letter(kept, 'event')]);
+
+    const requested = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, {
+      bearer: project.account.adminToken,
+    });
+    expect(requested.status).toBe(202);
+    await finished(project, requested.body.id);
+
+    const letters = await server.sql<{ payload: string }[]>`select payload from dead_letters where project_id = ${project.id}`;
+    expect(letters.map((l) => JSON.parse(l.payload).user_id)).toEqual([kept]);
+    const operatorView = await server.request('GET', `/api/v1/admin/dead-letters?project_id=${project.id}`, {
+      bearer: server.operatorToken,
+    });
+    expect(JSON.stringify(operatorView.body)).not.toContain(erased);
+    const mutations = await server.clickhouseRows<{ command: string }>('SELECT command FROM system.mutations');
+    expect(mutations.length).toBeGreaterThan(0);
+    expect(mutations.filter((m) => m.command.includes(erased) || m.command.includes(encodeURIComponent(erased)))).toEqual([]);
+    const events = await server.clickhouseRows<{ user_id: string }>('SELECT user_id FROM events WHERE project_id = {p:UUID}', {
+      p: project.id,
+    });
+    expect(events).toEqual([{ user_id: kept }]);
   });
 
   it('answers 404 for an unknown project or erasure, 403 for another account’s project, 401 without a token, 400 for an over-long user id', async () => {

@@ -56,6 +56,17 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
     });
   });
 
+  it('a parameter value over 256 KiB is a 400 naming it, not a 500; one just under it runs', async () => {
+    const uuids = (n: number) => `[${Array.from({ length: n }, () => `'${crypto.randomUUID()}'`).join(',')}]`;
+    const query = 'SELECT count() AS n FROM events WHERE event_id IN {ids:Array(UUID)}';
+    const over = await projectSql(own, { query, params: { ids: uuids(7_000) } });
+    expect(over.status, JSON.stringify(over.body)).toBe(400);
+    expect(over.body).toEqual({ error: true, reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/) });
+    const under = await projectSql(own, { query, params: { ids: uuids(6_600) } });
+    expect(under.status, JSON.stringify(under.body)).toBe(200);
+    expect(under.body.rows).toEqual([{ n: '0' }]);
+  });
+
   it('reads facts and both rollups of its project only, in its window', async () => {
     const r = await projectSql(own, {
       query: `SELECT

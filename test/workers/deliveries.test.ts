@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isBlockedAddress } from '../../src/workers/notify/ssrf.js';
 import { claimDelivery, markAttemptFailed, markDelivered } from '../../src/oltp/deliveries.repo.js';
-import { dispatchNotifications } from '../../src/oltp/notifications.repo.js';
+import { dispatchNotifications, pruneSettledNotifications } from '../../src/oltp/notifications.repo.js';
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
 import { runDelivery, type DeliveryDeps } from '../../src/workers/notify/deliveries.worker.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
-import { listDeliveries, settledDeliveries, type Delivery } from '../helpers/notifications.js';
+import { listDeliveries, notificationCount, settledDeliveries, type Delivery } from '../helpers/notifications.js';
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -270,6 +273,31 @@ describe('the same delivery run twice at once, without workers', () => {
     // Dispatching again expands nothing: each notification becomes deliveries once.
     expect((await dispatchNotifications(server.sql, 100)).notifications).toBe(0);
   });
+
+  it('retention: a notification with no recipient is deleted at dispatch; a settled one 30 days after, with its deliveries; a pending one is kept', async () => {
+    const quiet = await createProject(server, { plan: 'free' });
+    await createFeedback(server, quiet);
+    expect(await notificationCount(server, quiet)).toBe(1);
+    await dispatchNotifications(server.sql, 100);
+    expect(await notificationCount(server, quiet)).toBe(0);
+
+    const project = await createProject(server, { plan: 'pro' });
+    await addIntegration(server, project, { kind: 'webhook', url: receiver.url, secret: 'whsec_retention_secret' });
+    for (let i = 0; i < 3; i++) await createFeedback(server, project);
+    const { deliveryIds } = await dispatchNotifications(server.sql, 100);
+    expect(deliveryIds).toHaveLength(3);
+    const [settledOld, settledRecent, pendingOld] = deliveryIds as [string, string, string];
+    await server.sql`update deliveries set status = 'delivered', delivered_at = now() where id in ${server.sql([settledOld, settledRecent])}`;
+    await server.sql`
+      update notifications set dispatched_at = now() - interval '31 days'
+      where id in (select notification_id from deliveries where id in ${server.sql([settledOld, pendingOld])})`;
+
+    expect(await pruneSettledNotifications(server.sql, 30, 1_000)).toBe(1);
+    const left = await server.sql<{ id: string }[]>`select id from deliveries where project_id = ${project.id} order by id`;
+    expect(left.map((d) => d.id).sort()).toEqual([settledRecent, pendingOld].sort());
+    expect(await notificationCount(server, project)).toBe(2);
+    expect(await pruneSettledNotifications(server.sql, 30, 1_000)).toBe(0);
+  });
 });
 
 describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
@@ -295,10 +323,39 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
     const ip = deliveries.find((d) => d.recipient === byIp.id)!;
     const name = deliveries.find((d) => d.recipient === byName.id)!;
     expect(ip).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(ip.last_error).toMatch(/^refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback, private or link-local address/);
+    expect(ip.last_error).toMatch(/^refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1, which is not a global unicast address of another host/);
     expect(name).toMatchObject({ status: 'failed', attempts: 1 });
-    expect(name.last_error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback/);
+    expect(name.last_error).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), which is not/);
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('refuses, at delivery time, a webhook to this host’s own non-loopback address (it reached a listener there)', async () => {
+    const own = Object.values(networkInterfaces())
+      .flat()
+      .find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal);
+    expect(own, 'the machine has a non-loopback IPv4 interface').toBeDefined();
+    const listener = createServer((request, response) => {
+      heard.push(request.url ?? '');
+      response.end('ok');
+    });
+    const heard: string[] = [];
+    await new Promise<void>((resolve) => listener.listen(0, own!.address, resolve));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const project = await createProject(server, { plan: 'pro' });
+      const hook = await addIntegration(server, project, {
+        kind: 'webhook',
+        url: `http://${own!.address}:${port}/hook`,
+        secret: 'whsec_own_address',
+      });
+      await createFeedback(server, project);
+      const [delivery] = await settledDeliveries(server, project);
+      expect(delivery).toMatchObject({ recipient: hook.id, status: 'failed', attempts: 1 });
+      expect(delivery!.last_error).toMatch(new RegExp(`^refused: ${own!.address.replaceAll('.', '\\.')} resolves to`));
+      expect(heard).toEqual([]);
+    } finally {
+      await new Promise((resolve) => listener.close(resolve));
+    }
   });
 
   it('classifies addresses: private, loopback, link-local and mapped ones are blocked, public ones are not', () => {
@@ -323,6 +380,23 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
       '2002:a9fe:a9fe::',
       '::127.0.0.1',
       '::a9fe:a9fe',
+      // IANA special-purpose ranges the docs call reserved: documentation (TEST-NET-1/2/3,
+      // 2001:db8::/32), the 6to4 relay anycast, discard-only, Teredo, benchmarking, broadcast.
+      '192.0.2.1',
+      '198.51.100.7',
+      '203.0.113.9',
+      '192.88.99.1',
+      '2001:db8::1',
+      '100::1',
+      '2001::1',
+      '198.18.0.1',
+      '255.255.255.255',
+      // Not an address at all.
+      'example.com',
+      // This host's own addresses, whatever their range.
+      ...Object.values(networkInterfaces())
+        .flat()
+        .flatMap((entry) => (entry ? [entry.address.replace(/%.*$/, '')] : [])),
     ]) {
       expect(isBlockedAddress(address), address).toBe(true);
     }

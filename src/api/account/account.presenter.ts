@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 
@@ -21,6 +22,6 @@ export function presentAccount(account: Account, memberId: string | null) {
       custom_events_readable: limits.customEventsReadable,
       metrics_window_days: limits.metricsWindowDays,
     },
-    created_at: account.created_at.toISOString(),
+    created_at: apiTime(account.created_at),
   };
 }

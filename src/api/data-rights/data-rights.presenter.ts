@@ -1,3 +1,4 @@
+import { apiTime, apiTimeOrNull } from '../../core/time.js';
 import type { ProjectDeletionRow } from '../../oltp/deletions.repo.js';
 import type { ErasureRow } from '../../oltp/erasures.repo.js';
 
@@ -12,9 +13,9 @@ export function presentErasure(row: ErasureRow) {
     summary: row.summary,
     attempts: row.attempts,
     last_error: row.last_error,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    completed_at: row.completed_at ? row.completed_at.toISOString() : null,
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
+    completed_at: apiTimeOrNull(row.completed_at),
   };
 }
 
@@ -28,8 +29,8 @@ export function presentProjectDeletion(row: ProjectDeletionRow) {
     step: row.step,
     attempts: row.attempts,
     last_error: row.last_error,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    completed_at: row.completed_at ? row.completed_at.toISOString() : null,
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
+    completed_at: apiTimeOrNull(row.completed_at),
   };
 }

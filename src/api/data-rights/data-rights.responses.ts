@@ -5,15 +5,12 @@ import { PLANS } from '../../core/plans.js';
 import type { presentAccountSummary } from '../operator/admin-accounts.router.js';
 import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
 import { AccountResponse } from '../operator/operator.responses.js';
+import { count, timestamp, uuid } from '../openapi/response-fields.js';
 
 /*
  * Response bodies of the data-rights routes (docs/data-rights.md), described like those of
  * the other *.responses.ts, with the same compile-time check against the code that builds them.
  */
-
-const uuid = z.uuid();
-const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 timestamp, UTC' });
-const count = z.number().int().min(0);
 
 const jobStatus = z.enum(JOB_STATUSES).meta({
   description: '`pending` (not started), `running`, `done`, or `failed` (gave up after repeated errors; `last_error` says why).',

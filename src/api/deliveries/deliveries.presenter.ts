@@ -1,3 +1,4 @@
+import { apiTime, apiTimeOrNull } from '../../core/time.js';
 import type { DeliveryRow } from '../../oltp/deliveries.repo.js';
 
 /** A delivery of a notification to one recipient (README "Notifications"). */
@@ -14,9 +15,9 @@ export function presentDelivery(row: DeliveryRow) {
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,
-    next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
-    delivered_at: row.delivered_at ? row.delivered_at.toISOString() : null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    next_attempt_at: row.status === 'pending' ? apiTime(row.next_attempt_at) : null,
+    delivered_at: apiTimeOrNull(row.delivered_at),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }

@@ -9,7 +9,7 @@ const FeedbackPath = z.object({ id: feedbackId });
 const ViewerHeader = z.object({
   'X-User-Id': describe(
     z.string().optional(),
-    'The current user of the client app. It makes `has_voted` personal; without it `has_voted` is false.',
+    'The current user of the client app. It makes `has_voted` personal; without it `has_voted` is false. Sent more than once, equal values count as one; differing values are a 400.',
   ),
 });
 
@@ -71,7 +71,7 @@ export function registerFeedbackPaths(route: Route) {
     request: { query: FeedbackListQuery, headers: ViewerHeader },
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
-      400: error('An invalid query parameter (the reason names it), or one given twice.'),
+      400: error('An invalid query parameter (the reason names it), or one given twice; `X-User-Id` sent twice with different values.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended.'),
       default: defaultError,
@@ -84,9 +84,10 @@ export function registerFeedbackPaths(route: Route) {
     operationId: 'createFeedback',
     tags: ['Feedback'],
     summary: 'Create feedback',
-    description: 'The creator gets the first vote, so `vote_count` is 1. Project members and integrations are notified.',
+    description:
+      'The creator gets the first vote, so `vote_count` is 1. `has_voted` is true only when `X-User-Id` names the creator, and false without the header (SPEC 2.1). Project members and integrations are notified.',
     security: API_KEY,
-    request: { body: requests.createFeedback },
+    request: { body: requests.createFeedback, headers: ViewerHeader },
     responses: {
       200: json('The new item.', FeedbackResponse),
       400: error('Validation failed; the reason names the field.'),
@@ -107,6 +108,7 @@ export function registerFeedbackPaths(route: Route) {
     request: { params: FeedbackPath, headers: ViewerHeader },
     responses: {
       200: json('The item.', FeedbackResponse),
+      400: error('`X-User-Id` sent twice with different values.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended.'),
       404: error('No such feedback in this project.'),

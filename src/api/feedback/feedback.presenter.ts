@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { CommentRow } from '../../oltp/comments.repo.js';
 import type { StatusCounts } from '../../oltp/feedback.repo.js';
 import { feedbackResource } from '../../oltp/feedback.row.js';
@@ -13,7 +14,7 @@ export function presentComment(row: CommentRow) {
     content: row.content,
     user_id: row.user_id,
     is_admin: row.is_admin,
-    created_at: row.created_at.toISOString(),
+    created_at: apiTime(row.created_at),
   };
 }
 
@@ -26,7 +27,7 @@ export function presentVoters(feedbackId: string, result: VotersOfFeedback) {
       user_id: voter.user_id,
       email: voter.email,
       mrr: voter.mrr,
-      created_at: voter.created_at.toISOString(),
+      created_at: apiTime(voter.created_at),
     })),
   };
 }

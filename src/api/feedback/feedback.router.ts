@@ -7,6 +7,7 @@ import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
+import { viewerOf as headerViewer } from '../viewer.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
 import { presentComment, presentFeedback } from './feedback.presenter.js';
 import type { RequestContext, AppState } from '../state.js';
@@ -16,7 +17,7 @@ import { isUuid, parseBody, parseQuery } from '../validation.js';
  * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
  * user takes its place (docs/widget.md).
  */
-const viewerOf = (ctx: RequestContext) => signedViewer(ctx, ctx.get('x-user-id') || undefined);
+const viewerOf = (ctx: RequestContext) => signedViewer(ctx, headerViewer(ctx));
 
 /**
  * The public board's hidden field: people never see it, naive bots fill it in. Only requests with
@@ -56,11 +57,12 @@ export function feedbackRouter({ sql, projectKeys, rateLimits }: ApiDeps): Route
   router.post('/feedbacks', auth, async (ctx) => {
     refuseHoneypot(ctx);
     const body = parseBody(CreateFeedbackBody, ctx.request.body);
+    const viewer = viewerOf(ctx);
     assertWritable(ctx);
     const project = keyProject(ctx);
     const user = await acting(ctx, body.userId);
     const input = { ...body, userEmail: body.userEmail ?? user.email, awaitingApproval: user.anonymous };
-    const result = await createFeedback(sql, project.id, input, PLAN_LIMITS[project.plan].maxFeedbackPerProject);
+    const result = await createFeedback(sql, project.id, input, PLAN_LIMITS[project.plan].maxFeedbackPerProject, viewer);
     if (result.kind === 'limit_reached') {
       throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
     }

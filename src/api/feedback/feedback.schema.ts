@@ -81,7 +81,7 @@ export const AddCommentBody = bodySchema({
 });
 export type AddCommentBody = z.infer<typeof AddCommentBody>;
 
-/** POST /users/register body (SPEC 4.8). `mrr: null` clears a stored figure. */
+/** POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. */
 export const RegisterUserBody = bodySchema({
   userId: userIdSchema,
   mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),

@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { IntegrationRow } from '../../oltp/integrations.repo.js';
 
 /**
@@ -14,7 +15,7 @@ export function presentIntegration(row: IntegrationRow, generatedSecret?: string
     enabled: row.enabled,
     has_secret: row.has_secret,
     ...(generatedSecret === undefined ? {} : { secret: generatedSecret }),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { badRequest } from '../errors.js';
 import type { AppState } from '../state.js';
-import { findUnstorableString } from '../validation.js';
+import { findUnstorableString, unstorableReason } from '../validation.js';
 
 /**
  * Refuses, on every route, a request whose query or JSON body holds a string that PostgreSQL or
@@ -18,6 +18,21 @@ export function storableInput(isMetricsRoute: (path: string) => boolean) {
     throw isMetricsRoute(ctx.path) ? new MetricsError('METRICS_INVALID_PARAMETER', problem) : badRequest(problem);
   };
   return {
+    /**
+     * Middleware: the path, before routing. The router percent-decodes each path parameter
+     * (`/projects/:id/users/%00` gives a NUL user id), so each segment is decoded the same way
+     * and checked here, once for every route: no handler can pass such a parameter to a store.
+     */
+    checkPath: ((ctx, next) => {
+      // Only a percent-encoded segment can decode to NUL; most paths (all of ingestion) have none.
+      if (ctx.path.includes('%')) {
+        for (const segment of ctx.path.split('/')) {
+          const reason = unstorableReason(decodeLikeTheRouter(segment));
+          if (reason) refuse(ctx, `path: a segment ${reason}`);
+        }
+      }
+      return next();
+    }) satisfies Middleware<AppState>,
     /** Middleware: the query string, before routing. */
     checkQuery: ((ctx, next) => {
       // No query string, nothing to walk (the ingestion routes have none).
@@ -37,6 +52,15 @@ export function storableInput(isMetricsRoute: (path: string) => boolean) {
       if (problem) refuse(ctx, problem);
     },
   };
+}
+
+/** A path segment as @koa/router decodes a parameter: percent-decoded, or as it is when malformed. */
+function decodeLikeTheRouter(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**

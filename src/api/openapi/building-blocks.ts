@@ -16,8 +16,8 @@ export const error = (description: string) => json(description, ErrorBody);
 
 /** The `default` response of every operation. */
 export const defaultError = error(
-  'Any other failure, in the server-wide error body: 400 on every route for a query or body string a store cannot hold ' +
-    '(a lone UTF-16 surrogate or NUL, keys included; the reason names the field), 405 with `Allow` for a method this path does not have, 413 for ' +
+  'Any other failure, in the server-wide error body: 400 on every route for a path parameter, query or body string a store cannot hold ' +
+    '(a lone UTF-16 surrogate or NUL, keys included; the reason names the field, or `path`), 405 with `Allow` for a method this path does not have, 413 for ' +
     'a body over the limit (JSON 1 MiB, batches 5 MiB, counted decompressed; the reason states it in bytes), 415 for an unknown `Content-Encoding` (gzip, deflate and br are read), 500, and 503 with `Retry-After` while the service shuts down. ' +
     'Refused before routing, with the connection closed: 431 when the request line (a long URL counts) and headers ' +
     'exceed 16 KiB, 408 when the headers or body arrive too slowly, 400 for malformed HTTP.',

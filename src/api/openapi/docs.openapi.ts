@@ -44,6 +44,7 @@ export function registerDocsPaths(route: Route) {
         description: 'The asset (JavaScript or CSS).',
         content: { 'text/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } },
       },
+      400: error('A path segment that decodes to NUL, refused on every path before routing.'),
       404: error('No such asset.'),
     },
   });

@@ -92,6 +92,14 @@ accept camelCase or snake_case: the schemas give the camelCase spelling, and \`u
 naming the parameter (\`METRICS_INVALID_PARAMETER\` on metrics), with equal values one parameter.
 A parameter may be given once; an array parameter (\`measures\`) repeated or as a comma list.
 
+**Timestamps.** Every timestamp in an answer, a notification or a webhook is RFC 3339 in whole
+seconds, UTC with \`Z\` (\`2026-11-25T16:08:31Z\`), as the origin service sent them: its Swift SDK
+decodes no fraction. The stores keep finer times, and orders that need them (the events feed,
+its opaque cursor) use those. Data exports keep the stored precision.
+
+**Repeated headers.** \`X-User-Id\` sent more than once counts once when the values are equal;
+differing values are a 400.
+
 **Credentials.** Project API key in \`X-API-Key\` (the client app's operations), the account's
 admin token, the owner's or a team member's, as \`Authorization: Bearer\` (\`/projects…\`, \`/account\`), the operator token as
 \`Authorization: Bearer\` (\`/admin/…\`).
@@ -109,7 +117,8 @@ server-wide body.
 
 **Back-off.** 429 and 503 carry \`Retry-After\` (seconds); a 413 states the limit in bytes.
 
-Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one).
+Every response carries \`X-Request-Id\` (the caller's, when it sent a sane one) and
+\`X-Content-Type-Options: nosniff\`.
 `.trim();
 
 /** Builds the document. Pure: the same every time, so callers may cache it. */

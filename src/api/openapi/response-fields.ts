@@ -9,5 +9,14 @@ import { z } from 'zod';
  */
 
 export const uuid = z.uuid();
-export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601 timestamp, UTC (`2026-01-31T12:00:00.000Z`)' });
+/**
+ * Every timestamp of an answer: RFC 3339 in whole seconds, UTC (core/time.ts says why). The
+ * precision is part of the schema, so the document's pattern and the test that checks real
+ * answers against it both refuse a fraction.
+ */
+export const timestamp = z.iso.datetime({ precision: 0 }).meta({
+  description: 'RFC 3339 timestamp in whole seconds, UTC (`2026-01-31T12:00:00Z`)',
+  example: '2026-01-31T12:00:00Z',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$',
+});
 export const count = z.number().int().min(0);

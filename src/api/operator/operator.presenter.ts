@@ -1,4 +1,5 @@
 import type { DeadLetterRow } from '../../oltp/dead-letters.repo.js';
+import { apiTime } from '../../core/time.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 
 /** Account record; the admin token appears only when the account is created. */
@@ -8,8 +9,8 @@ export function presentAccount(row: Account, adminToken?: string) {
     email: row.email,
     plan: row.plan,
     ...(adminToken === undefined ? {} : { admin_token: adminToken }),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }
 
@@ -28,7 +29,7 @@ export function presentDeadLetters(page: { total: number; rows: DeadLetterRow[] 
       error_code: row.error_code,
       error_name: row.error_name,
       error: row.error,
-      created_at: row.created_at.toISOString(),
+      created_at: apiTime(row.created_at),
     })),
   };
 }

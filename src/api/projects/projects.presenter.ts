@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { Project } from '../../oltp/projects.repo.js';
 
 /** Project record (DESIGN 3). The API key appears only in the responses that create it. */
@@ -15,7 +16,7 @@ export function presentProject(row: Project, apiKey?: string) {
     board_public: row.board_public,
     anonymous_feedback: row.anonymous_feedback,
     slug: row.slug,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: apiTime(row.created_at),
+    updated_at: apiTime(row.updated_at),
   };
 }

@@ -13,6 +13,7 @@ import {
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { ownedProject } from '../auth.js';
+import { answerSqlResult } from './sql-result-body.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
 import { error, json } from '../openapi/building-blocks.js';
@@ -80,7 +81,7 @@ export const projectSqlRoutes = [
       'ClickHouse itself adds the project, the window and the plan’s event scope to every read of these tables, wherever the query names them; ' +
       'any other table, database-qualified name outside the service’s database, system table, dictionary or table function other than a row generator (`numbers`, `values`, …) is refused with 400, ' +
       'and so are the operator SQL’s refusals (a second statement, writes, SETTINGS, functions that reach files or the network). ' +
-      `At most ${PROJECT_SQL_MAX_ROWS.toLocaleString('en')} rows; time (the wait for a turn included) 5 s with embedded chDB or 10 s with a server (PROJECT_SQL_TIMEOUT_MS), memory PROJECT_SQL_MAX_MEMORY_MB. ` +
+      `At most ${PROJECT_SQL_MAX_ROWS.toLocaleString('en')} rows and 16 MiB of rows (a 400 past it), parameter values of 256 KiB each; time (the wait for a turn included) 5 s with embedded chDB or 10 s with a server (PROJECT_SQL_TIMEOUT_MS), memory PROJECT_SQL_MAX_MEMORY_MB. ` +
       `The window defaults to the plan’s allowance (${PLAN_LIMITS.free.metricsWindowDays} days on Free and Pro, ${PLAN_LIMITS.team.metricsWindowDays} on Team) ending today, and is clamped to it. ` +
       '429 with Retry-After when the account already runs PROJECT_SQL_ACCOUNT_CONCURRENCY queries (default 2), or too many project queries wait.',
     params: z.object({
@@ -120,7 +121,7 @@ export const projectSqlRoutes = [
       const { scope, echo } = projectSqlScope(project, input);
       try {
         const result = await projectQueries(deps).run(project.account_id, scope, input.query, input.params);
-        ctx.body = { ...result, ...echo };
+        answerSqlResult(ctx, result, echo);
       } catch (error) {
         if (error instanceof ProjectQueryRefused) throw badRequest(`query: ${error.message}`);
         if (error instanceof ProjectQueryBusy) {

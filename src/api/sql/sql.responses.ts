@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AdhocResult } from '../../olap/readonly/adhoc-query.js';
+import type { SqlResultBody } from './sql-result-body.js';
 import { anyValues } from '../openapi/any-values.js';
 import { count } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
@@ -18,4 +19,4 @@ export const AdhocSqlResponse = z
   })
   .meta({ id: 'AdhocSqlResult' });
 
-export type AdhocSqlResponseChecks = [Expect<SameShape<AdhocResult, Out<typeof AdhocSqlResponse>>>];
+export type AdhocSqlResponseChecks = [Expect<SameShape<SqlResultBody<Record<never, never>>, Out<typeof AdhocSqlResponse>>>];

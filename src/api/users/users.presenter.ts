@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { SdkUserPage, SdkUserRow } from '../../oltp/sdk-users.repo.js';
 
 /** SDK user, SPEC 2.6. */
@@ -6,8 +7,8 @@ export function presentSdkUser(row: SdkUserRow) {
     id: row.id,
     user_id: row.user_id,
     mrr: row.mrr,
-    first_seen_at: row.first_seen_at.toISOString(),
-    last_seen_at: row.last_seen_at.toISOString(),
+    first_seen_at: apiTime(row.first_seen_at),
+    last_seen_at: apiTime(row.last_seen_at),
   };
 }
 

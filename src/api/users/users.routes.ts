@@ -31,16 +31,18 @@ export const userRoutes = [
     tags: ['SDK users'],
     summary: 'Register or update an SDK user',
     description:
-      'Creates the user, or updates `last_seen_at` and `mrr` of a known one. An omitted `mrr` keeps the stored figure; `"mrr": null` clears it. Allowed on archived projects.',
+      'Creates the user, or updates `last_seen_at` and `mrr` of a known one. The stored `mrr` becomes the one sent: a call without `mrr` (or with `"mrr": null`) clears it, as the origin service did (its SDKs clear a payment that way), so send the figure on every call. Allowed on archived projects. With the publishable key: 403 (MRR comes only from the secret key or a signed token).',
     body: body(
-      withFieldDocs(RegisterUserBody, { mrr: 'Monthly recurring revenue. Omitted: the stored figure is kept; null: it is cleared.' }),
+      withFieldDocs(RegisterUserBody, {
+        mrr: "Monthly recurring revenue. The stored figure becomes what is sent: omitted or null clears it (as the origin service did; an SDK clears a user's payment this way).",
+      }),
       'RegisterSdkUserRequest',
     ),
     responses: {
       200: json('The user.', SdkUserResponse),
       400: error('Validation failed; the reason names the field.'),
       401: error('Missing or invalid API key.'),
-      403: error('The project is suspended.'),
+      403: error('The project is suspended, or the key is the publishable one.'),
       default: defaultError,
     },
     handler: async (ctx, { sql, rateLimits }) => {

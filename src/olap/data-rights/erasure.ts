@@ -43,9 +43,33 @@ export async function eventDaysOfUser(target: ClickHouseTarget, projectId: strin
   return (await result.json<{ day: string }>()).map((row) => row.day);
 }
 
+/**
+ * The user id as the mutations match it: ClickHouse's sipHash128 of it, in hex. ClickHouse keeps
+ * the text of every mutation (`system.mutations`, with the parameters substituted) after it is
+ * done, so a mutation that named the user would keep the id an erasure removes. Matching on the
+ * hash keeps it out: the text carries 32 hex digits that only someone holding the id can tie to
+ * it. The hash is computed by a SELECT, which ClickHouse does not keep (chDB writes no query log;
+ * on a server, query_log is the operator's to configure: docs/data-rights.md). Two user ids of
+ * one project with the same 128-bit hash are not a practical concern.
+ */
+export async function userIdHash(target: ClickHouseTarget, userId: string): Promise<string> {
+  const result = await target.client.query({
+    query: 'SELECT hex(sipHash128({userId:String})) AS hash',
+    query_params: { userId },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ hash: string }>();
+  if (!row) throw new Error('ClickHouse did not hash the user id');
+  return row.hash;
+}
+
+/** The condition of a mutation on one user's rows: the project and the hash of the user id. */
+const USER_ROWS = 'project_id = {projectId:UUID} AND hex(sipHash128(user_id)) = {userHash:String}';
+
 /** Deletes every event of the user in the project. */
 export async function deleteUserEvents(target: ClickHouseTarget, projectId: string, userId: string): Promise<void> {
-  await mutate(target, 'events', 'DELETE WHERE project_id = {projectId:UUID} AND user_id = {userId:String}', { projectId, userId });
+  const userHash = await userIdHash(target, userId);
+  await mutate(target, 'events', `DELETE WHERE ${USER_ROWS}`, { projectId, userHash });
 }
 
 /** Fact kinds that are the user's own doing and go with them; the others are anonymized. */
@@ -58,17 +82,13 @@ export const ERASED_FACT_KINDS = ['vote_added', 'vote_removed', 'sdk_user_regist
  * key, so it can be updated in place.
  */
 export async function eraseUserFacts(target: ClickHouseTarget, projectId: string, userId: string, anonymousId: string): Promise<void> {
-  await mutate(
-    target,
-    'facts',
-    'DELETE WHERE project_id = {projectId:UUID} AND user_id = {userId:String} AND kind IN {kinds:Array(String)}',
-    { projectId, userId, kinds: [...ERASED_FACT_KINDS] },
-  );
-  await mutate(target, 'facts', 'UPDATE user_id = {anonymousId:String} WHERE project_id = {projectId:UUID} AND user_id = {userId:String}', {
+  const userHash = await userIdHash(target, userId);
+  await mutate(target, 'facts', `DELETE WHERE ${USER_ROWS} AND kind IN {kinds:Array(String)}`, {
     projectId,
-    userId,
-    anonymousId,
+    userHash,
+    kinds: [...ERASED_FACT_KINDS],
   });
+  await mutate(target, 'facts', `UPDATE user_id = {anonymousId:String} WHERE ${USER_ROWS}`, { projectId, userHash, anonymousId });
 }
 
 /**

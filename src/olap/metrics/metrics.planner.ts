@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '../clickhouse.js';
 import * as q from './metrics.queries.js';
 import { clickhouseTimeToIso } from '../time.js';
+import { apiTime } from '../../core/time.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import { MetricsError } from './metrics.errors.js';
 import {
@@ -169,7 +170,7 @@ export async function timeseries(
   return {
     ...p.echo,
     interval,
-    buckets: buckets.map((b) => ({ start: b.start.toISOString(), measures: values.get(b.start.toISOString()) ?? {} })),
+    buckets: buckets.map((b) => ({ start: apiTime(b.start), measures: values.get(b.start.toISOString()) ?? {} })),
   };
 }
 
@@ -261,7 +262,7 @@ export async function eventsFeed(client: ClickHouseClient, target: MetricsTarget
       event_name: row.event_name,
       user_id: row.user_id,
       properties: row.properties_raw === '' ? null : (JSON.parse(row.properties_raw) as Record<string, unknown>),
-      created_at: clickhouseTimeToIso(row.created),
+      created_at: apiTime(clickhouseTimeToIso(row.created)),
     })),
     next_cursor: rows.length === limit && last ? encodeCursor({ createdAt: last.created, eventId: last.id }) : null,
   };

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
 import { readonlyLane } from './readonly-lane.js';
-import { ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
+import { READONLY_RESULT_MAX_BYTES, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
 import type { ParamValue } from './readonly-session.js';
 
 export const ADHOC_MAX_ROWS = 10_000;
@@ -17,7 +17,8 @@ export { QueryGateBusy as AdhocQueryBusy };
 
 export type AdhocResult = {
   columns: { name: string; type: string }[];
-  rows: Record<string, unknown>[];
+  /** The rows as JSON text of an array of objects (readonly-query.ts says why it stays text). */
+  rows_json: Buffer;
   row_count: number;
   /** true when the result had more rows than the limit and was cut. */
   truncated: boolean;
@@ -67,13 +68,13 @@ export function createAdhocQueries(options: AdhocQueriesOptions): AdhocQueries {
           text,
           params,
           // One thread in embedded mode: metrics and ingestion keep the other cores.
-          { timeoutMs: remainingMs, maxRows, maxThreads: embedded ? 1 : 0 },
+          { timeoutMs: remainingMs, maxRows, maxThreads: embedded ? 1 : 0, maxResultBytes: READONLY_RESULT_MAX_BYTES },
           { onEngineIdle: (settled) => (idle = settled) },
         );
         return {
           columns: result.columns,
-          rows: result.rows,
-          row_count: result.rows.length,
+          rows_json: result.rowsJson,
+          row_count: result.rowCount,
           truncated: result.truncated,
           elapsed_ms: Math.round(performance.now() - started),
         };

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
 import { readonlyLane } from './readonly-lane.js';
-import { jsonLines, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
+import { jsonLines, READONLY_RESULT_MAX_BYTES, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
 import type { AstVerdict } from './readonly-ast-guard.js';
 import type { ParamValue, ReadonlySession } from './readonly-session.js';
 import { tenantTableFilters, type TenantScope } from './tenant-filters.js';
@@ -23,7 +23,8 @@ export const PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY = 2;
 
 export type ProjectQueryResult = {
   columns: { name: string; type: string }[];
-  rows: Record<string, unknown>[];
+  /** The rows as JSON text of an array of objects (readonly-query.ts says why it stays text). */
+  rows_json: Buffer;
   row_count: number;
   truncated: boolean;
   elapsed_ms: number;
@@ -100,6 +101,7 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
             // One thread in embedded mode: metrics and ingestion keep the other cores.
             maxThreads: embedded ? 1 : 0,
             maxMemoryBytes,
+            maxResultBytes: READONLY_RESULT_MAX_BYTES,
             tableFilters: tenantTableFilters(scope, database),
           },
           {
@@ -109,8 +111,8 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
         );
         return {
           columns: result.columns,
-          rows: result.rows,
-          row_count: result.rows.length,
+          rows_json: result.rowsJson,
+          row_count: result.rowCount,
           truncated: result.truncated,
           elapsed_ms: Math.round(performance.now() - started),
         };

@@ -1,5 +1,11 @@
 import { judgeAst, KNOWN_TABLE_FUNCTIONS, type AstVerdict } from './readonly-ast-guard.js';
-import type { ParamValue, ReadonlyEngine, ReadonlyLimits, ReadonlySession } from './readonly-session.js';
+import {
+  type ParamValue,
+  type ReadonlyEngine,
+  type ReadonlyLimits,
+  ReadonlyOutputTooLarge,
+  type ReadonlySession,
+} from './readonly-session.js';
 
 /** A query refused, or failed in the engine: its message is safe to show to the caller. */
 export class ReadonlyQueryRefused extends Error {
@@ -15,10 +21,19 @@ export type ReadonlyQueryLimits = Omit<ReadonlyLimits, 'maxResultRows'> & {
 
 export type ReadonlyQueryResult = {
   columns: { name: string; type: string }[];
-  rows: Record<string, unknown>[];
+  /**
+   * The rows as the JSON text of an array of objects (ClickHouse's JSON encoding of each row),
+   * never parsed here: the answer splices it in (api/sql/sql-result-body.ts), so a result of
+   * many megabytes costs the event loop a few copies instead of a parse and a serialization.
+   */
+  rowsJson: Buffer;
+  rowCount: number;
   /** true when the result had more rows than maxRows and was cut. */
   truncated: boolean;
 };
+
+/** Bytes of a query's output at most (both read-only SQL lanes); past it the query is a 400. */
+export const READONLY_RESULT_MAX_BYTES = 16 * 1024 * 1024;
 
 export type ReadonlyQueryOptions = {
   /** Receives a promise that settles once the engine has finished every statement of this query. */
@@ -52,7 +67,8 @@ export async function runReadonlyQuery(
   limits: ReadonlyQueryLimits,
   options: ReadonlyQueryOptions = {},
 ): Promise<ReadonlyQueryResult> {
-  const session = await engine.open({ ...limits, maxResultRows: limits.maxRows + 1 }, params);
+  // Binding the parameters is an engine step too: a value it refuses is the caller's 400, not a 500.
+  const session = await engineStep(() => engine.open({ ...limits, maxResultRows: limits.maxRows + 1 }, params));
   try {
     return await withDeadline(checkedRun(engine, session, text, limits, options.check), limits.timeoutMs + (limits.graceMs ?? 1_000));
   } finally {
@@ -81,15 +97,34 @@ async function checkedRun(
     const narrowed = await engineStep(() => check(statement, astRows, session));
     if (!narrowed.ok) throw new ReadonlyQueryRefused(narrowed.reason);
   }
-  const body = JSON.parse(await engineStep(() => session.run(statement, 'JSON'))) as {
-    meta?: { name: string; type: string }[];
-    data: Record<string, unknown>[];
-  };
-  return {
-    columns: body.meta ?? [],
-    rows: body.data.slice(0, limits.maxRows),
-    truncated: body.data.length > limits.maxRows,
-  };
+  const described = await engineStep(() => session.run(`DESCRIBE TABLE (${statement})`, 'JSONEachRow'));
+  const columns = jsonLines<{ name: string; type: string }>(described).map(({ name, type }) => ({ name, type }));
+  const output = await engineStep(() => session.runBounded(statement, limits.maxResultBytes));
+  return { columns, ...rowsArray(output, limits.maxRows) };
+}
+
+/**
+ * JSONEachRow output (one object per line; JSON escapes every line break inside a value) as the
+ * text of a JSON array of at most `maxRows` rows, in place: each line break between rows becomes
+ * a comma. Only the line breaks are searched for, and the rows are never parsed.
+ */
+function rowsArray(output: Buffer, maxRows: number): { rowsJson: Buffer; rowCount: number; truncated: boolean } {
+  const NEWLINE = 0x0a;
+  const COMMA = 0x2c;
+  let rowCount = 0;
+  let truncated = false;
+  let lastBreak = -1; // the line break that ends the last row kept
+  for (let at = output.indexOf(NEWLINE); at !== -1; at = output.indexOf(NEWLINE, at + 1)) {
+    if (rowCount === maxRows) {
+      truncated = true; // the statement asks for one row more than is answered
+      break;
+    }
+    if (lastBreak !== -1) output[lastBreak] = COMMA;
+    lastBreak = at;
+    rowCount += 1;
+  }
+  const rows = output.subarray(0, Math.max(lastBreak, 0));
+  return { rowsJson: Buffer.concat([Buffer.from('['), rows, Buffer.from(']')]), rowCount, truncated };
 }
 
 /** ClickHouse's own parse of `text` as one statement, printed back; a second statement is an error. */
@@ -123,6 +158,10 @@ async function engineStep<T>(step: () => Promise<T>, prefix = ''): Promise<T> {
     return await step();
   } catch (error) {
     if (error instanceof ReadonlyQueryRefused) throw error;
+    if (error instanceof ReadonlyOutputTooLarge || /\bTOO_MANY_ROWS_OR_BYTES\b|Limit for result exceeded/.test(String(error))) {
+      const maxBytes = error instanceof ReadonlyOutputTooLarge ? error.maxBytes : READONLY_RESULT_MAX_BYTES;
+      throw new ReadonlyQueryRefused(`the result is larger than ${maxBytes / 1024 / 1024} MiB; select fewer rows or columns, or aggregate`);
+    }
     throw new ReadonlyQueryRefused(prefix + firstLine(error));
   }
 }

@@ -12,6 +12,12 @@ export type ReadonlyLimits = {
   /** Memory of the query at most (max_memory_usage), in bytes; unset leaves the engine's default. */
   maxMemoryBytes?: number | undefined;
   /**
+   * Bytes of the result at most: the engine's max_result_bytes, and the bound of runBounded's
+   * output. The engine counts bytes as rows are read, not as they are computed (measured:
+   * `range(2000)` over `numbers(10000)` passes it), so the output bound is what holds.
+   */
+  maxResultBytes: number;
+  /**
    * Row filters the engine adds to every read of a table (additional_table_filters), by table
    * name: the filter expression is SQL the service writes from its own validated values, never
    * request text (project-query.ts). Set before readonly, so the query cannot lift it.
@@ -28,11 +34,37 @@ export type ParamValue = string | number | boolean;
  */
 export type ReadonlySession = {
   run(statement: string, format: 'JSONEachRow' | 'JSON', params?: Record<string, ParamValue>): Promise<string>;
+  /**
+   * Runs one statement and answers its JSONEachRow output, read as the engine produces it and
+   * refused with ReadonlyOutputTooLarge once it passes `maxBytes`: the process never holds more
+   * than the bound and one piece of output.
+   */
+  runBounded(statement: string, maxBytes: number): Promise<Buffer>;
   /** Releases the session; a statement still running on it finishes first. */
   close(): void;
   /** Settles when no statement of the session runs in the engine any more. */
   idle(): Promise<void>;
 };
+
+/** The output of a statement passed its bound (ReadonlySession.runBounded). */
+export class ReadonlyOutputTooLarge extends Error {
+  override name = 'ReadonlyOutputTooLarge';
+  constructor(readonly maxBytes: number) {
+    super(`the result is larger than ${maxBytes} bytes`);
+  }
+}
+
+/** Collects pieces of output up to `maxBytes`; past it, throws ReadonlyOutputTooLarge. */
+async function collectBounded(pieces: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const piece of pieces) {
+    size += piece.byteLength;
+    if (size > maxBytes) throw new ReadonlyOutputTooLarge(maxBytes);
+    chunks.push(Buffer.from(piece));
+  }
+  return Buffer.concat(chunks, size);
+}
 
 /** Where read-only sessions come from: embedded chDB or a ClickHouse server. */
 export type ReadonlyEngine = {
@@ -44,7 +76,13 @@ function readonlySettings(limits: ReadonlyLimits): Record<string, number | strin
   return {
     max_execution_time: Math.max(0.001, limits.timeoutMs / 1000),
     max_result_rows: limits.maxResultRows,
-    result_overflow_mode: 'break',
+    max_result_bytes: limits.maxResultBytes,
+    // A result past either limit fails the query: the statement that returns rows is wrapped in a
+    // LIMIT of one row more than is answered (readonly-query.ts), so rows alone never reach it.
+    result_overflow_mode: 'throw',
+    // Output comes in pieces of at most this many rows, so runBounded's bound is checked
+    // often: with the default (65,409) one block of wide rows was a single 129 MB piece.
+    max_block_size: 1024,
     // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
     output_format_json_quote_64bit_integers: 1,
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
@@ -80,6 +118,28 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
             running.delete(call);
           }
         },
+        async runBounded(statement, maxBytes) {
+          const call = (async () => {
+            const result = await client.query({
+              query: statement,
+              format: 'JSONEachRow',
+              query_params: params,
+              clickhouse_settings: settings,
+            });
+            const stream = result.stream();
+            try {
+              return await collectBounded(rowBytes(stream), maxBytes);
+            } finally {
+              stream.destroy();
+            }
+          })();
+          running.add(call);
+          try {
+            return await call;
+          } finally {
+            running.delete(call);
+          }
+        },
         close() {},
         async idle() {
           await Promise.allSettled([...running]);
@@ -89,8 +149,16 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
   };
 }
 
+/** The bytes of each JSONEachRow row of a server's result stream, with its line break. */
+async function* rowBytes(stream: AsyncIterable<{ text: string }[]>): AsyncGenerator<Uint8Array> {
+  for await (const rows of stream) {
+    for (const row of rows) yield Buffer.from(`${row.text}\n`);
+  }
+}
+
 type ChdbSession = {
   queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string }>;
+  queryStream(query: string, opts?: { format?: string }): AsyncIterable<{ raw(): Uint8Array }>;
   close(): void;
 };
 type ChdbModule = { Session: new (path: string) => ChdbSession };
@@ -125,11 +193,16 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
         );
         return call.then((r) => r.text());
       };
+      // One SET per value: each is parsed under max_query_size, which their sum could pass.
       const bind = async (values: Record<string, ParamValue>) => {
-        const assignments = Object.entries(values).map(([name, value]) => `${paramSetting(name)} = ${stringLiteral(paramText(value))}`);
-        if (assignments.length > 0) await exec(`SET ${assignments.join(', ')}`, 'TSV');
+        for (const [name, value] of Object.entries(values)) {
+          await exec(`SET ${paramSetting(name)} = ${stringLiteral(paramText(value))}`, 'TSV');
+        }
       };
       try {
+        // The statements that bind parameters are longer than the default max_query_size (256 KiB)
+        // for a value at the API's bound (sql.router.ts) once escaped: room for twice that.
+        await exec(`SET max_query_size = ${BIND_MAX_QUERY_BYTES}`, 'TSV');
         await exec(`SET ${settingsText(readonlySettings(limits))}`, 'TSV');
         await bind(params);
       } catch (error) {
@@ -141,6 +214,22 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
           await bind(extra);
           return exec(statement, format);
         },
+        runBounded(statement, maxBytes) {
+          // Streamed: the engine's output is taken piece by piece, and leaving the loop past the
+          // bound cancels the rest of the query (chdb's stream ends its cursor on return).
+          const call = (async () => {
+            const pieces = async function* () {
+              for await (const chunk of session.queryStream(statement, { format: 'JSONEachRow' })) yield chunk.raw();
+            };
+            return collectBounded(pieces(), maxBytes);
+          })();
+          running.add(call);
+          void call.then(
+            () => running.delete(call),
+            () => running.delete(call),
+          );
+          return call;
+        },
         close: () => session.close(),
         async idle() {
           await Promise.allSettled([...running]);
@@ -149,6 +238,9 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
     },
   };
 }
+
+/** max_query_size of an embedded read-only session: a bound parameter value, escaped, fits. */
+const BIND_MAX_QUERY_BYTES = 1024 * 1024;
 
 /** `param_<name>`: the name is checked, never quoted into the statement as it came. */
 function paramSetting(name: string): string {

@@ -1,5 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import ipaddr from 'ipaddr.js';
 
 /**
  * SSRF guard of outbound webhooks. Integration URLs are chosen by customers; without a guard a
@@ -11,36 +13,16 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  * Node exactly the checked addresses. Checking the hostname string beforehand would not do: a name
  * can resolve to a public address for the check and to 127.0.0.1 for the connection (DNS
  * rebinding). Node skips `lookup` for IP literals, so those are checked by `assertPublicHost`.
+ * Both run on every delivery attempt (http-post.ts), so a name that moved to a refused address
+ * since the integration was saved is refused too.
+ *
+ * What may be reached is an allow-list: global unicast only, as ipaddr.js (maintained, used by
+ * Express's proxy-addr) classifies the IANA special-purpose registries, so loopback, private,
+ * link-local, CGNAT, documentation (192.0.2.0/24, 2001:db8::/32, …), 6to4 relay, discard-only
+ * (100::/64), NAT64, Teredo, IPv4-mapped and every range the registry adds are refused without a
+ * list of ours to keep up. On top, the host's own interface addresses: a public address of this
+ * machine reaches its listeners (the API, Redis bound to all interfaces) like loopback does.
  */
-
-/** Loopback, private, link-local, shared, multicast, reserved and unspecified ranges. */
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata (169.254.169.254)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15], // benchmarking
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 96], // unspecified, loopback, and IPv4-compatible (::a.b.c.d, deprecated)
-  ['64:ff9b::', 96], // NAT64 (RFC 6052): reaches the embedded IPv4 address
-  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
-  ['2002::', 16], // 6to4: embeds an IPv4 address
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['ff00::', 8], // multicast
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
-}
 
 /** Raised when a webhook would reach a blocked address: a permanent failure, never retried. */
 export class BlockedAddressError extends Error {
@@ -48,19 +30,37 @@ export class BlockedAddressError extends Error {
   readonly code = 'ERR_BLOCKED_ADDRESS';
 }
 
+/** True unless `address` is a global unicast address of another host. */
 export function isBlockedAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true; // not an address at all: refuse rather than guess
-  // IPv4-mapped IPv6 (::ffff:a.b.c.d, in any spelling) reaches IPv4 hosts, blocked ones included;
-  // public services have no need of it. (A BlockList rule for ::ffff:0:0/96 would also match
-  // every plain IPv4 address, which BlockList compares in mapped form.)
-  if (family === 6 && /^::ffff:/i.test(new URL(`http://[${address}]`).hostname.slice(1, -1))) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  // isIP first: ipaddr.js also reads legacy IPv4 spellings (0x7f.1), which no lookup answers.
+  if (isIP(address) === 0) return true; // not an address at all: refuse rather than guess
+  const parsed = ipaddr.parse(address);
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d) reaches IPv4 hosts: its range is `ipv4Mapped`, refused.
+  if (parsed.range() !== 'unicast') return true;
+  // IPv4-compatible IPv6 (::a.b.c.d, ::/96, deprecated) embeds an IPv4 address too; ipaddr.js
+  // calls only :: itself `unspecified`.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return true;
+  return ownAddresses().has(parsed.toNormalizedString());
+}
+
+/**
+ * The addresses of this host's interfaces, normalized as ipaddr.js prints them. Read on each
+ * check (a few microseconds): interfaces come and go, and a delivery is no hot path.
+ */
+function ownAddresses(): Set<string> {
+  const own = new Set<string>();
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) {
+      const bare = entry.address.replace(/%.*$/, ''); // an IPv6 zone (fe80::1%eth0)
+      if (ipaddr.isValid(bare)) own.add(ipaddr.parse(bare).toNormalizedString());
+    }
+  }
+  return own;
 }
 
 const refusal = (host: string, address: string) =>
   new BlockedAddressError(
-    `refused: ${host} resolves to ${address}, a loopback, private or link-local address (set ALLOW_PRIVATE_WEBHOOKS=true to allow)`,
+    `refused: ${host} resolves to ${address}, which is not a global unicast address of another host (loopback, private, link-local, reserved or this host's own; set ALLOW_PRIVATE_WEBHOOKS=true to allow)`,
   );
 
 /** Throws for a URL host that is itself a blocked IP literal (Node does not call `lookup` for those). */

@@ -1,3 +1,4 @@
+import { apiTime } from '../../core/time.js';
 import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
 import { signatureHeader, SIGNATURE_HEADER } from './signature.js';
 
@@ -17,7 +18,7 @@ export function webhookBody(type: NotificationType, projectId: string, payload: 
     feedback: payload.feedback,
     ...(type === 'feedback.status_changed' ? { previous_status: payload.previous_status ?? null } : {}),
     ...(payload.merged_into_id ? { merged_into_id: payload.merged_into_id } : {}),
-    sent_at: sentAt.toISOString(),
+    sent_at: apiTime(sentAt),
   };
 }
 
