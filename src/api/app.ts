@@ -1,7 +1,7 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { ApiDeps } from './deps.js';
-import { adminAccountsRouter } from './operator/admin-accounts.router.js';
+import { adminAccountsRouter } from './operator/admin-accounts.routes.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
