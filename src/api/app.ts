@@ -1,7 +1,6 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { ApiDeps } from './deps.js';
-import { adminAccountsRouter } from './operator/admin-accounts.routes.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
@@ -21,6 +20,7 @@ import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   INGESTION_ROUTES,
@@ -78,7 +78,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     exportsRouter(deps),
     erasureRouter(deps),
     deletionRouter(deps),
-    adminAccountsRouter(deps),
+    routesRouter(deps, adminAccountRoutes),
     routesRouter(deps, projectSqlRoutes),
     // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
     routesRouter(deps, insightsRoutes),

@@ -7,6 +7,7 @@ import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
+import { adminAccountRoutes } from './operator/admin-accounts.routes.js';
 import { operatorRoutes } from './operator/operator.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
 import { projectSqlRoutes } from './sql/project-sql.routes.js';
@@ -28,6 +29,7 @@ export const ROOT_ROUTES = healthRoutes;
 
 export {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   insightsRoutes,

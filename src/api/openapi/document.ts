@@ -7,6 +7,7 @@ import { registerProjectFeedbackPaths } from '../feedback/project-feedback.opena
 import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   INGESTION_ROUTES,
@@ -76,6 +77,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
+  registerRoutes(route, adminAccountRoutes);
   registerCorsPaths(registry);
 }
 

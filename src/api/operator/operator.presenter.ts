@@ -1,6 +1,7 @@
 import type { DeadLetterRow } from '../../oltp/dead-letters.repo.js';
 import { apiTime } from '../../core/time.js';
 import type { Account } from '../../oltp/accounts.repo.js';
+import type { AccountSummary } from '../../oltp/admin-accounts.repo.js';
 
 /** Account record; the admin token appears only when the account is created. */
 export function presentAccount(row: Account, adminToken?: string) {
@@ -32,4 +33,9 @@ export function presentDeadLetters(page: { total: number; rows: DeadLetterRow[] 
       created_at: apiTime(row.created_at),
     })),
   };
+}
+
+/** An account in the operator's listing: the account record and what hangs on it. */
+export function presentAccountSummary(row: AccountSummary) {
+  return { ...presentAccount(row), project_count: row.project_count, admin_token_count: row.admin_token_count };
 }
