@@ -29,6 +29,7 @@
  *   as of the window's end; rows by the first measure descending, ties by key, null last;
  * - events feed: newest first (ties in the order ClickHouse sorts UUIDs), paged by cursor.
  */
+import { apiTime } from '../../src/core/time.js';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -665,7 +666,7 @@ async function checkTimeseries(run: Run, surface: Surface, interval: Interval, d
     ...win.echo,
     interval,
     buckets: buckets.map((b) => ({
-      start: new Date(b.start).toISOString(),
+      start: apiTime(new Date(b.start)),
       measures: pick(measuresOver(run.model, names, b.from, b.to), expected),
     })),
   });
@@ -705,7 +706,7 @@ async function checkFeed(run: Run, surface: Surface) {
     .filter((e) => e.atMs >= run.win.startMs && e.atMs < run.win.endMs)
     .filter((e) => (q.feedEvent === null || e.name === q.feedEvent) && (q.feedUser === null || e.user === q.feedUser))
     .sort((a, b) => b.atMs - a.atMs || compareUuidAsClickHouse(b.id, a.id))
-    .map((e) => ({ id: e.id, event_name: e.name, user_id: e.user, properties: e.properties, created_at: new Date(e.atMs).toISOString() }));
+    .map((e) => ({ id: e.id, event_name: e.name, user_id: e.user, properties: e.properties, created_at: apiTime(new Date(e.atMs)) }));
   // A small page size, but at most about ten pages per surface.
   const limit = Math.max(q.feedLimit, Math.ceil(expected.length / 8));
   const seen: unknown[] = [];

@@ -475,7 +475,7 @@ describe('sql/clickhouse/cluster: the cluster variant of the ClickHouse migratio
     const singleColumns = await columns('single_server');
     const clusterColumns = await columns('cluster_node');
     const tables = [...new Set(singleColumns.map((c) => c.table))].filter((t) => !t.endsWith('_mv'));
-    expect(tables.sort()).toEqual(['events', 'events_daily', 'events_hourly', 'facts']);
+    expect(tables.sort()).toEqual(['event_ids', 'events', 'events_daily', 'events_hourly', 'facts']);
     for (const table of tables) {
       const expected = singleColumns.filter((c) => c.table === table).map(({ table: _, ...c }) => c);
       // The Distributed table (here its stand-in) that the service queries, and the replicated one under it.

@@ -26,9 +26,6 @@ CREATE MATERIALIZED VIEW IF NOT EXISTS event_ids_mv ON CLUSTER '{cluster}' TO ev
 SELECT project_id, event_id, created_at, received_at
 FROM events_local;
 
--- The ids of the window stored before this table existed (a row written twice by the view and
--- by this copy is harmless: lookups group by id).
-INSERT INTO event_ids
-SELECT project_id, event_id, created_at, received_at
-FROM events
-WHERE received_at >= now64(3) - INTERVAL 2 DAY;
+-- No backfill here, unlike the single-server file: every statement of a cluster migration runs
+-- ON CLUSTER, and an INSERT … SELECT cannot. A retry, within two days of an upgrade, of an event
+-- stored before it may then be stored twice on a cluster (docs/ingestion.md, "Idempotency window").
