@@ -1,7 +1,6 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
 import type { ApiDeps } from './deps.js';
-import { adminAccountsRouter } from './operator/admin-accounts.router.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
@@ -10,7 +9,6 @@ import { LocalLiveFeed } from './live/live-feed.js';
 import { publishingSink } from './live/publishing-sink.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
-import { metricsRouter } from './metrics/metrics.router.js';
 import { clientCors } from './cors/client-cors.js';
 import { errorHandler } from './middleware/errors.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
@@ -19,15 +17,17 @@ import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
-import { operatorRouter } from './operator/operator.router.js';
 import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   insightsRoutes,
@@ -64,9 +64,9 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     feedbackRouter(deps),
     routesRouter(deps, userRoutes),
     events,
-    metricsRouter(deps),
+    routesRouter(deps, metricsRoutes),
     routesRouter(deps, sqlRoutes),
-    operatorRouter(deps),
+    routesRouter(deps, operatorRoutes),
     routesRouter(deps, accountRoutes),
     routesRouter(deps, projectRoutes),
     routesRouter(deps, identityRoutes),
@@ -79,7 +79,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     exportsRouter(deps),
     erasureRouter(deps),
     deletionRouter(deps),
-    adminAccountsRouter(deps),
+    routesRouter(deps, adminAccountRoutes),
     routesRouter(deps, projectSqlRoutes),
     // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
     routesRouter(deps, insightsRoutes),

@@ -6,6 +6,9 @@ import { identityRoutes } from './identity/identity.routes.js';
 import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
 import { memberRoutes } from './members/members.routes.js';
+import { metricsRoutes } from './metrics/metrics.routes.js';
+import { adminAccountRoutes } from './operator/admin-accounts.routes.js';
+import { operatorRoutes } from './operator/operator.routes.js';
 import { projectRoutes } from './projects/projects.routes.js';
 import { projectSqlRoutes } from './sql/project-sql.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
@@ -26,11 +29,14 @@ export const ROOT_ROUTES = healthRoutes;
 
 export {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   insightsRoutes,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   sqlRoutes,

@@ -2,8 +2,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import { z } from 'zod';
 import { EXPORT_FORMATS } from '../../olap/data-rights/exports.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
-import { IssueAdminTokenBody, ListAccountsQuery } from '../operator/admin-accounts.schema.js';
-import { AccountListResponse, ErasureResponse, IssuedAdminTokenResponse, ProjectDeletionResponse } from './data-rights.responses.js';
+import { ErasureResponse, ProjectDeletionResponse } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
@@ -17,7 +16,6 @@ import { CommentResponse, FeedbackResponse } from '../feedback/feedback.response
 const param = <S extends z.ZodType>(schema: S, description: string): S => schema.meta({ param: { description } });
 
 const ADMIN_TOKEN = [{ AdminToken: [] }];
-const OPERATOR_TOKEN = [{ OperatorToken: [] }];
 
 const defaultError = error(
   'Any other failure, in the server-wide error body: 405 with `Allow`, 500, 503 with `Retry-After` while the service shuts down.',
@@ -296,65 +294,6 @@ export function registerDataTeamsPaths(registry: OpenAPIRegistry): void {
       200: json('The deletion job.', ProjectDeletionResponse),
       401: unauthorized,
       404: error('No such deletion of this account’s projects.'),
-      default: defaultError,
-    },
-  });
-
-  // Operator: accounts
-
-  const listShape = ListAccountsQuery.shape;
-  route({
-    method: 'get',
-    path: '/admin/accounts',
-    operationId: 'listAccounts',
-    tags: ['Operator'],
-    summary: 'Find an account by email, or page through all accounts',
-    description:
-      'With `email`: the account with that address (any letter case), or an empty list. Without: oldest first, `limit` per page, `next_cursor` to go on.',
-    security: OPERATOR_TOKEN,
-    request: {
-      query: ListAccountsQuery.extend({
-        email: param(listShape.email, 'An account’s email address (compared in lower case).'),
-        limit: param(listShape.limit, 'Page size, 1 to 500 (default 50).'),
-        cursor: param(listShape.cursor, 'The `next_cursor` of the previous page.'),
-      }),
-    },
-    responses: {
-      200: json('The accounts.', AccountListResponse),
-      400: error('An invalid query parameter (the reason names it), a cursor this API did not return, or `cursor` with `email`.'),
-      401: error('Missing or invalid operator token.'),
-      default: defaultError,
-    },
-  });
-
-  route({
-    method: 'post',
-    path: '/admin/accounts/{id}/tokens',
-    operationId: 'issueAdminToken',
-    tags: ['Operator'],
-    summary: 'Issue a new admin token for an account (a lost one cannot be shown again)',
-    description:
-      'With `revokeOthers`, the account’s other owner tokens stop working in the same transaction; team members’ tokens are kept.',
-    security: OPERATOR_TOKEN,
-    request: {
-      params: z.object({ id: param(z.uuid(), 'Account id.') }),
-      body: {
-        description: 'Optional. Field names are given in camelCase; the snake_case spelling (`revoke_others`) is accepted too.',
-        required: false,
-        content: {
-          'application/json': {
-            schema: (IssueAdminTokenBody as unknown as { out: z.ZodObject }).out
-              .extend({ revokeOthers: z.boolean().optional().meta({ description: 'Revoke every other owner token. Default false.' }) })
-              .meta({ id: 'IssueAdminTokenRequest' }),
-          },
-        },
-      },
-    },
-    responses: {
-      200: json('The account and its new token.', IssuedAdminTokenResponse),
-      400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid operator token.'),
-      404: error('No such account.'),
       default: defaultError,
     },
   });

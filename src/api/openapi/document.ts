@@ -4,16 +4,17 @@ import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerMetricsPaths } from '../metrics/metrics.openapi.js';
-import { registerOperatorPaths } from '../operator/operator.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
+  adminAccountRoutes,
   deliveryRoutes,
   identityRoutes,
   INGESTION_ROUTES,
   integrationRoutes,
   memberRoutes,
+  metricsRoutes,
+  operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
   insightsRoutes,
@@ -60,11 +61,11 @@ function register(registry: OpenAPIRegistry) {
   registerFeedbackPaths(route);
   registerRoutes(route, userRoutes);
   registerRoutes(route, INGESTION_ROUTES);
-  registerMetricsPaths(route);
+  registerRoutes(route, metricsRoutes);
   registerRoutes(route, projectSqlRoutes);
   registerRoutes(route, insightsRoutes);
   registerRoutes(route, sqlRoutes);
-  registerOperatorPaths(route);
+  registerRoutes(route, operatorRoutes);
   registerRoutes(route, accountRoutes);
   registerRoutes(route, projectRoutes);
   registerRoutes(route, identityRoutes);
@@ -76,6 +77,7 @@ function register(registry: OpenAPIRegistry) {
   registerRoutes(route, ROOT_ROUTES);
   registerDocsPaths(route);
   registerDataTeamsPaths(registry);
+  registerRoutes(route, adminAccountRoutes);
   registerCorsPaths(registry);
 }
 

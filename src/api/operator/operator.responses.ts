@@ -3,8 +3,7 @@ import { PLANS } from '../../core/plans.js';
 import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
-import type { presentDeadLetters } from './operator.router.js';
-import type { presentAccount } from './operator.presenter.js';
+import type { presentAccount, presentDeadLetters } from './operator.presenter.js';
 
 // The operator's routes: accounts and dead letters (DESIGN 3)
 

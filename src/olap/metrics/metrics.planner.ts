@@ -6,7 +6,6 @@ import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import { MetricsError } from './metrics.errors.js';
 import {
   ADMIN_SURFACE_MEASURES,
-  isAdminMeasure,
   isEventMeasure,
   isFeedbackMeasure,
   isPredefinedEvent,
@@ -32,10 +31,15 @@ export type Echo = {
   date_to: string;
 };
 
+/**
+ * A request's query as the route validated it (src/api/metrics/metrics.schema.ts): dates as
+ * `YYYY-MM-DD`, `event` 1 to 100 characters, measures known names, once each. What depends on the
+ * plan, the surface or the window as a whole is checked here.
+ */
 export type CommonQuery = {
   date_from?: string | undefined;
   date_to?: string | undefined;
-  measures?: string | undefined;
+  measures?: readonly Measure[] | undefined;
   event?: string | undefined;
 };
 
@@ -47,31 +51,6 @@ function requirePro(what: string): never {
   throw new MetricsError('METRICS_CUSTOM_EVENTS_REQUIRE_PRO', `${what} requires the Pro or Team plan`);
 }
 
-/** Parses `measures` against the surface: unknown names are 400, admin-only ones on the key surface 403. */
-function parseMeasures(value: string | undefined, surface: Surface, fallback: readonly Measure[]): Measure[] {
-  if (value === undefined || value.trim() === '') return [...fallback];
-  const names = [
-    ...new Set(
-      value
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean),
-    ),
-  ];
-  const measures: Measure[] = [];
-  for (const name of names) {
-    if (!(ADMIN_SURFACE_MEASURES as readonly string[]).includes(name)) {
-      throw new MetricsError('METRICS_UNKNOWN_MEASURE', `unknown measure "${name}"; known: ${ADMIN_SURFACE_MEASURES.join(', ')}`);
-    }
-    const measure = name as Measure;
-    if (surface === 'key' && isAdminMeasure(measure)) {
-      throw new MetricsError('METRICS_MEASURE_REQUIRES_ADMIN_TOKEN', `measure "${name}" is answered only with an admin bearer token`);
-    }
-    measures.push(measure);
-  }
-  return measures;
-}
-
 /**
  * The window, scope and measure list of a request, with the plan's effects: custom event names
  * excluded below Pro (event_scope predefined_only), the window clamped to the plan's allowance,
@@ -80,11 +59,8 @@ function parseMeasures(value: string | undefined, surface: Surface, fallback: re
 function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly Measure[]): ResolvedQuery {
   const window = resolveWindow(query, target.plan);
   const allNames = customEventsReadable(target.plan);
-  if (query.event !== undefined) {
-    if (query.event.length < 1 || query.event.length > 100) {
-      throw new MetricsError('METRICS_INVALID_PARAMETER', 'event must be 1 to 100 characters');
-    }
-    if (!allNames && !isPredefinedEvent(query.event)) requirePro(`filtering by the custom event "${query.event}"`);
+  if (query.event !== undefined && !allNames && !isPredefinedEvent(query.event)) {
+    requirePro(`filtering by the custom event "${query.event}"`);
   }
   const names: q.NameFilter = query.event !== undefined ? [query.event] : allNames ? null : [...PREDEFINED_EVENTS];
   const surfaceMeasures = target.surface === 'admin' ? ADMIN_SURFACE_MEASURES : KEY_SURFACE_MEASURES;
@@ -92,7 +68,7 @@ function prepare(target: MetricsTarget, query: CommonQuery, fallback?: readonly 
     window,
     scope: { projectId: target.projectId, start: window.start, end: window.end },
     names,
-    measures: parseMeasures(query.measures, target.surface, fallback ?? surfaceMeasures),
+    measures: [...(query.measures ?? fallback ?? surfaceMeasures)],
     echo: {
       event_scope: allNames ? 'all' : 'predefined_only',
       retention_clamped: window.retentionClamped,
@@ -181,11 +157,12 @@ export async function summary(client: ClickHouseClient, target: MetricsTarget, q
   return { ...p.echo, measures: values.get(start) ?? {} };
 }
 
-export async function timeseries(client: ClickHouseClient, target: MetricsTarget, query: CommonQuery & { interval?: string | undefined }) {
-  const interval = (query.interval ?? 'day') as Interval;
-  if (!['hour', 'day', 'week', 'month'].includes(interval)) {
-    throw new MetricsError('METRICS_INVALID_INTERVAL', 'interval must be one of hour, day, week, month');
-  }
+export async function timeseries(
+  client: ClickHouseClient,
+  target: MetricsTarget,
+  query: CommonQuery & { interval?: Interval | undefined },
+) {
+  const interval = query.interval ?? 'day';
   const p = prepare(target, query);
   const buckets = bucketsOf(p.window, interval);
   const starts = buckets.map((b) => b.start.toISOString());
@@ -197,24 +174,15 @@ export async function timeseries(client: ClickHouseClient, target: MetricsTarget
   };
 }
 
-export type BreakdownQuery = CommonQuery & { dimension?: string | undefined; limit?: string | undefined };
-
-const PROPERTY_KEY = /^[A-Za-z0-9_$\-.:@ ]{1,100}$/;
+/** `dimension` is `event_name`, `category`, `status` or `property.<key>` (checked by the route's schema). */
+export type BreakdownQuery = CommonQuery & { dimension: string; limit?: number | undefined };
 
 export async function breakdown(client: ClickHouseClient, target: MetricsTarget, query: BreakdownQuery) {
   const dimension = query.dimension;
-  const property = dimension?.startsWith('property.') ? dimension.slice('property.'.length) : undefined;
-  let kind: 'event' | 'feedback';
-  if (dimension === 'event_name' || property !== undefined) kind = 'event';
-  else if (dimension === 'category' || dimension === 'status') kind = 'feedback';
-  else {
-    throw new MetricsError('METRICS_INVALID_DIMENSION', 'dimension must be one of event_name, category, status, property.<key>');
-  }
-  if (property !== undefined && !PROPERTY_KEY.test(property)) {
-    throw new MetricsError('METRICS_INVALID_DIMENSION', 'property.<key>: key must be 1 to 100 letters, digits or _$-.:@ and spaces');
-  }
+  const property = dimension.startsWith('property.') ? dimension.slice('property.'.length) : undefined;
+  const kind: 'event' | 'feedback' = dimension === 'event_name' || property !== undefined ? 'event' : 'feedback';
   if (dimension === 'event_name' && !customEventsReadable(target.plan)) requirePro('a breakdown by event name');
-  const limit = parseLimit(query.limit, 10);
+  const limit = query.limit ?? 10;
   const splittable = kind === 'event' ? isEventMeasure : isFeedbackMeasure;
   const p = prepare(target, query, (target.surface === 'admin' ? ADMIN_SURFACE_MEASURES : KEY_SURFACE_MEASURES).filter(splittable));
   const unsplittable = p.measures.filter((m) => !splittable(m));
@@ -246,33 +214,31 @@ export async function breakdown(client: ClickHouseClient, target: MetricsTarget,
   };
 }
 
-function parseLimit(value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1 || limit > 1000) {
-    throw new MetricsError('METRICS_INVALID_LIMIT', 'limit must be an integer from 1 to 1000');
-  }
-  return limit;
-}
+/** `measures` is the raw parameter, only to refuse it (the feed has none). */
+export type FeedQuery = Omit<CommonQuery, 'measures'> & {
+  measures?: string | undefined;
+  limit?: number | undefined;
+  cursor?: Cursor | undefined;
+  user_id?: string | undefined;
+};
 
-export type FeedQuery = CommonQuery & { limit?: string | undefined; cursor?: string | undefined; user_id?: string | undefined };
-
-type Cursor = { createdAt: string; eventId: string };
+export type Cursor = { createdAt: string; eventId: string };
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.eventId])).toString('base64url');
 
-function decodeCursor(value: string): Cursor {
+/** The position a `next_cursor` names, or undefined for a string this API did not return. */
+export function decodeCursor(value: string): Cursor | undefined {
   try {
     const [createdAt, eventId] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
     if (typeof createdAt === 'string' && typeof eventId === 'string' && CURSOR_TIME.test(createdAt) && UUID.test(eventId)) {
       return { createdAt, eventId };
     }
   } catch {
-    // falls through to the 400
+    // not base64url JSON: not one of ours
   }
-  throw new MetricsError('METRICS_INVALID_CURSOR', 'cursor is not one this API returned');
+  return undefined;
 }
 
 /** The raw event feed (Pro and Team): newest first, paged by an opaque cursor. */
@@ -281,13 +247,13 @@ export async function eventsFeed(client: ClickHouseClient, target: MetricsTarget
   if (query.measures !== undefined) {
     throw new MetricsError('METRICS_INVALID_PARAMETER', 'the events feed takes no measures');
   }
-  const p = prepare(target, query, []);
-  const limit = parseLimit(query.limit, 100);
-  const after = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined;
-  if (query.user_id !== undefined && query.user_id.length < 1) {
-    throw new MetricsError('METRICS_INVALID_PARAMETER', 'user_id must be at least 1 character');
-  }
-  const rows = await q.eventFeed(client, p.scope, { event: query.event, userId: query.user_id, after }, limit);
+  // `measures` is undefined here (refused above). The parameters are read in the order they are
+  // checked: the route validates each when it is first read.
+  const p = prepare(target, query as CommonQuery, []);
+  const limit = query.limit ?? 100;
+  const after = query.cursor;
+  const userId = query.user_id;
+  const rows = await q.eventFeed(client, p.scope, { event: query.event, userId, after }, limit);
   const last = rows.at(-1);
   return {
     ...p.echo,
