@@ -85,8 +85,9 @@ describe('GET /api/v1/projects/:id/users', () => {
     ] as const) {
       expect((await register(project, userId, mrr)).status).toBe(200);
     }
-    // u-a comes back last: the latest last_seen_at, first_seen_at unchanged.
-    expect((await register(project, 'u-a')).status).toBe(200);
+    // u-a comes back last: the latest last_seen_at, first_seen_at unchanged. Its MRR is sent again:
+    // a registration without one clears it (SPEC 4.8 as the origin read it).
+    expect((await register(project, 'u-a', 30)).status).toBe(200);
   });
 
   const list = (query: string, target = project) => server.request('GET', `/api/v1/projects/${target.id}/users${query}`, owner(target));
@@ -104,7 +105,8 @@ describe('GET /api/v1/projects/:id/users', () => {
       first_seen_at: expect.any(String),
       last_seen_at: expect.any(String),
     });
-    expect(Date.parse(response.body.users[0].last_seen_at)).toBeGreaterThan(Date.parse(response.body.users[0].first_seen_at));
+    // Whole seconds in the answer (SPEC timestamps): the order above is what proves the later last_seen_at.
+    expect(Date.parse(response.body.users[0].last_seen_at)).toBeGreaterThanOrEqual(Date.parse(response.body.users[0].first_seen_at));
   });
 
   it('sorts by MRR both ways, users without MRR last in both', async () => {
