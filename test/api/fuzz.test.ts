@@ -18,7 +18,7 @@ import { requestTo, startTestServer, type TestServer } from '../helpers/server.j
  * JSON). For every answer:
  * - never a 5xx, and the response is the document's (the helpers check every response);
  * - a 4xx has the SPEC body: `{ error: true, reason }`, or `{ error: { code, message } }` for the
- *   metrics API's own 400s and 402 (SPEC 7);
+ *   metrics API's own 400s and 402 (SPEC 7), and the insights routes' (docs/insights.md);
  * - a refused request stored nothing: every PostgreSQL table of the server's database, and the
  *   project's events in ClickHouse after an ingestion route, are as they were before it.
  * Lone surrogates and NUL characters have properties of their own, so their findings are told
@@ -373,9 +373,15 @@ async function check(operation: FuzzedOperation, request: GeneratedRequest): Pro
   expect(response.status, what).toBeLessThan(500);
   if (response.status < 400) return;
 
-  const metricsOwn = operation.path.includes('/metrics/') && (response.status === 400 || response.status === 402);
-  if (metricsOwn) {
+  // The insights routes answer their 400s and 402s in the metrics error body too (docs/insights.md).
+  const metricsBodied = /\/(metrics|insights)\/|\/event-names$|\/impact$/.test(operation.path);
+  const metricsOwn = metricsBodied && (response.status === 400 || response.status === 402);
+  // A body no route can read (not JSON, unstorable strings) is refused before routing, in the
+  // server-wide body, on the insights routes as anywhere (their bodies are JSON; metrics take none).
+  if (metricsOwn && (typeof response.body?.error === 'object' || operation.path.includes('/metrics/'))) {
     expect(response.body, what).toEqual({ error: { code: expect.stringMatching(/^METRICS_[A-Z_]+$/), message: expect.any(String) } });
+  } else if (metricsOwn && !operation.path.includes('/metrics/')) {
+    expect(response.body, what).toEqual({ error: true, reason: expect.any(String) });
   } else if (operation.path.includes('/metrics/') && response.status === 403 && typeof response.body?.error === 'object') {
     expect(response.body.error.code, what).toBe('METRICS_MEASURE_REQUIRES_ADMIN_TOKEN');
   } else {

@@ -14,6 +14,7 @@ import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound, unauthorized } from '../errors.js';
 import { liveStream } from '../live/live.stream.js';
+import { ErrorBody } from '../errors.responses.js';
 import { MetricsErrorBody } from '../metrics/metrics.responses.js';
 import {
   body,
@@ -48,7 +49,16 @@ function intParameter(name: string, value: string | undefined, min: number, max:
   return n;
 }
 
-const metricsError = (description: string) => json(description, MetricsErrorBody);
+/**
+ * A 400 or 402 of these routes: the metrics error body for what the route itself refuses, and the
+ * server-wide body for a body the service cannot read at all (not JSON, unstorable strings), which
+ * is refused before any route sees it.
+ */
+const metricsError = (description: string) =>
+  json(
+    `${description} A body that is not JSON, or holds a string no store can hold, is a 400 in the server-wide body.`,
+    z.union([MetricsErrorBody, ErrorBody]),
+  );
 const PREDEFINED = PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ');
 const FeedbackPath = z.object({ id: projectId, feedbackId });
 const common = (what: string) => ({
