@@ -5,8 +5,9 @@
  * answers the JSON the real route would answer (SPEC 2.7 Tracked event) and does nothing else:
  * no auth, no validation, no logging, no queue, no ClickHouse.
  */
-import { Router } from '@koa/router';
+
 import type { AddressInfo } from 'node:net';
+import { Router } from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import type { ReadyMessage } from './protocol.js';

@@ -9,7 +9,7 @@
  * same data directory. PostgreSQL: a fresh database on DATABASE_URL's server (required).
  * Knobs: BENCH_EVENTS (default 10,000,000), BENCH_FORMATS (default csv,jsonl,parquet).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,14 +17,14 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
-import { migrateAll } from '../src/runtime/bootstrap.js';
 import { loadConfig } from '../src/core/config.js';
-import { createServices } from '../src/runtime/services.js';
 import { findFreePort } from '../src/core/net.js';
+import { ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, hashSecret, newSecret } from '../src/core/secrets.js';
 import { createAccount } from '../src/oltp/accounts.repo.js';
 import { createSql } from '../src/oltp/db.js';
 import { createProject } from '../src/oltp/projects.repo.js';
-import { ADMIN_TOKEN_PREFIX, API_KEY_PREFIX, hashSecret, newSecret } from '../src/core/secrets.js';
+import { migrateAll } from '../src/runtime/bootstrap.js';
+import { createServices } from '../src/runtime/services.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const FORMATS = (process.env.BENCH_FORMATS ?? 'csv,jsonl,parquet').split(',');

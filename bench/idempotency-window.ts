@@ -22,10 +22,6 @@ import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { eventKey, type IngestEvent } from '../src/core/event.js';
 import { createLogger } from '../src/core/logger.js';
-import type { ClickHouseClient } from '../src/olap/clickhouse.js';
-import { findStoredEvents, insertEvents } from '../src/olap/tables/events.table.js';
-import type { DeadLetterStore } from '../src/ingest/writer/dead-letters.js';
-import { EventWriter } from '../src/ingest/writer/event-writer.js';
 import {
   BITS_SET,
   BLOCK_BITS,
@@ -39,11 +35,15 @@ import {
   IDEMPOTENCY_WINDOW_HOURS,
   idHash,
 } from '../src/ingest/id-filter.js';
-import { createIngestQueue } from '../src/ingest/queue/ingest.queue.js';
 import { LogEventSink } from '../src/ingest/log/log-sink.js';
 import { ShippedIdFilter } from '../src/ingest/log/shipped-id-filter.js';
+import { createIngestQueue } from '../src/ingest/queue/ingest.queue.js';
 import { QueueEventSink } from '../src/ingest/queue/queue-sink.js';
 import { bucketExpiry, RedisIdClaims, releaseClaims } from '../src/ingest/queue/redis-id-claims.js';
+import type { DeadLetterStore } from '../src/ingest/writer/dead-letters.js';
+import { EventWriter } from '../src/ingest/writer/event-writer.js';
+import type { ClickHouseClient } from '../src/olap/clickhouse.js';
+import { findStoredEvents, insertEvents } from '../src/olap/tables/events.table.js';
 
 export type WindowReport = {
   mode: 'embedded' | 'bullmq';

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createClickHouse } from '../src/olap/clickhouse.js';
 import { migrateClickHouse } from '../src/olap/migrations.js';
-import { simulateEmbeddedWindow, simulateRedisWindow, storeOldRows, writerCost, type WindowReport } from './idempotency-window.js';
+import { simulateEmbeddedWindow, simulateRedisWindow, storeOldRows, type WindowReport, writerCost } from './idempotency-window.js';
 
 const { values } = parseArgs({
   options: {

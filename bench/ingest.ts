@@ -31,7 +31,7 @@
  *
  * Options (npm run bench:ingest -- --duration 10 ...): see `usage` below.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -43,7 +43,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { createSql } from '../src/oltp/db.js';
-import { cpuBetween, cpuSnapshot, machineBusy, type CpuBreakdown } from './cpu.js';
+import { type CpuBreakdown, cpuBetween, cpuSnapshot, machineBusy } from './cpu.js';
 import type { ControlReply, ControlRequest, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
 
 const usage = `npm run bench:ingest -- [options]

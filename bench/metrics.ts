@@ -23,12 +23,12 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { uuidv7 } from 'uuidv7';
 import { buildApp } from '../src/api/app.js';
-import { migrateAll } from '../src/runtime/bootstrap.js';
 import { loadConfig } from '../src/core/config.js';
-import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
 import { insertEvents } from '../src/olap/tables/events.table.js';
 import { createSql } from '../src/oltp/db.js';
+import { migrateAll } from '../src/runtime/bootstrap.js';
+import { createServices } from '../src/runtime/services.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);

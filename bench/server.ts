@@ -12,12 +12,12 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { uuidv7 } from 'uuidv7';
 import { buildApp } from '../src/api/app.js';
-import { migrateAll } from '../src/runtime/bootstrap.js';
 import { apiRunsWorkers, loadConfig } from '../src/core/config.js';
-import { createServices } from '../src/runtime/services.js';
 import type { IngestEvent } from '../src/core/event.js';
 import type { EventSink } from '../src/ingest/event-sink.js';
 import { insertEvents } from '../src/olap/tables/events.table.js';
+import { migrateAll } from '../src/runtime/bootstrap.js';
+import { createServices } from '../src/runtime/services.js';
 import { startWorkers } from '../src/workers/runner.js';
 import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
 

@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
 import { createHttpServer } from './api/http-server.js';
-import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { apiRunsWorkers } from './core/config.js';
+import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
+import { resolveOperatorToken } from './runtime/operator-token.js';
 import { createServices } from './runtime/services.js';
 import { startTelemetryServer } from './runtime/telemetry-server.js';
-import { resolveOperatorToken } from './runtime/operator-token.js';
 import { startWorkers } from './workers/runner.js';
 
 /**

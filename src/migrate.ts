@@ -1,7 +1,7 @@
-import { configOrExit, exitOnStartupError, migrateAll } from './runtime/bootstrap.js';
-import { openPostgres } from './runtime/services.js';
 import { createLogger } from './core/logger.js';
 import { createClickHouse } from './olap/clickhouse.js';
+import { configOrExit, exitOnStartupError, migrateAll } from './runtime/bootstrap.js';
+import { openPostgres } from './runtime/services.js';
 
 /**
  * `npm run migrate`: applies pending migrations and exits; safe to run twice or concurrently.

@@ -1,5 +1,5 @@
-import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { apiRunsWorkers } from './core/config.js';
+import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { createServices } from './runtime/services.js';
 import { startTelemetryServer } from './runtime/telemetry-server.js';
 import { startWorkers } from './workers/runner.js';

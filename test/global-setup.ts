@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createSql } from '../src/oltp/db.js';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/oltp/embedded-postgres.js';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/oltp/embedded-postgres.js';
 import { migratePostgres } from '../src/oltp/migrations.js';
 import { databaseUrlFor } from './helpers/database.js';
 

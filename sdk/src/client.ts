@@ -1,9 +1,9 @@
 import type { Comment, CommentBody, CreateFeedbackBody, Feedback, ListFeedbackQuery, SdkUser, Vote, VoteBody } from './api-types.js';
-import { Delivery, unref, type DeliveryStats } from './delivery.js';
+import { Delivery, type DeliveryStats, unref } from './delivery.js';
 import type { Lifecycle } from './lifecycle.js';
 import { EventQueue, type QueuedEvent } from './queue.js';
 import type { StorageAdapter } from './storage.js';
-import { createTransport, type Compressor, type FetchLike, type Request } from './transport.js';
+import { type Compressor, createTransport, type FetchLike, type Request } from './transport.js';
 import { uuidv7 } from './uuidv7.js';
 
 export type FeedbackOptions = {

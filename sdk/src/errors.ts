@@ -1,4 +1,4 @@
-import type { ServerErrorBody, MetricsErrorBody } from './api-types.js';
+import type { MetricsErrorBody, ServerErrorBody } from './api-types.js';
 
 /**
  * A refusal from the service, with the body it sent. SPEC 7 has two shapes: the server-wide

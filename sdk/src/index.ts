@@ -7,8 +7,8 @@ import { browserLifecycle } from './lifecycle.js';
 import { singletonApi } from './sdk.js';
 import { browserStorage } from './storage.js';
 
-export * from './public.js';
 export { browserLifecycle } from './lifecycle.js';
+export * from './public.js';
 
 export const { init, identify, track, flush, shutdown, listFeedback, createFeedback, getFeedback, vote, unvote, listComments, addComment } =
   singletonApi(() => ({ storage: browserStorage(), lifecycle: browserLifecycle(), compress: compressionStreamGzip }));

@@ -1,15 +1,16 @@
 import { Router } from '@koa/router';
 import Koa from 'koa';
-import type { ApiDeps } from './deps.js';
+import { clientCors } from './cors/client-cors.js';
 import { deletionRouter } from './data-rights/deletion.router.js';
 import { erasureRouter } from './data-rights/erasure.router.js';
 import { exportsRouter } from './data-rights/exports.router.js';
 import { routesRouter } from './define-route.js';
-import { LocalLiveFeed } from './live/live-feed.js';
-import { publishingSink } from './live/publishing-sink.js';
+import type { ApiDeps } from './deps.js';
 import { AppError } from './errors.js';
 import { feedbackRouter } from './feedback/feedback.router.js';
-import { clientCors } from './cors/client-cors.js';
+import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
+import { LocalLiveFeed } from './live/live-feed.js';
+import { publishingSink } from './live/publishing-sink.js';
 import { errorHandler } from './middleware/errors.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
@@ -17,20 +18,19 @@ import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
 import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
-import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import {
   accountRoutes,
   adminAccountRoutes,
   deliveryRoutes,
-  identityRoutes,
   INGESTION_ROUTES,
+  identityRoutes,
+  insightsRoutes,
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
   operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
-  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,

@@ -1,16 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { PLAN_LIMITS } from '../core/plans.js';
+import { hashSecret, PUBLISHABLE_KEY_PREFIX } from '../core/secrets.js';
 import { findAccountByAdminTokenHash } from '../oltp/accounts.repo.js';
 import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
-import { PLAN_LIMITS } from '../core/plans.js';
-import { hashSecret, PUBLISHABLE_KEY_PREFIX } from '../core/secrets.js';
-import { verifyUserToken } from './identity/user-token.js';
 import { refuseUnlistedOrigin } from './cors/client-cors.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
-import type { Budget } from './state.js';
-import type { RequestContext, AppState } from './state.js';
+import { verifyUserToken } from './identity/user-token.js';
+import type { AppState, Budget, RequestContext } from './state.js';
 import { isUuid } from './validation.js';
 
 /**

@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../core/config.js';
-import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
-import type { EventSink } from '../ingest/event-sink.js';
 import type { Logger } from '../core/logger.js';
-import type { RateLimits } from './middleware/rate-limit.js';
 import type { Telemetry } from '../core/telemetry.js';
+import type { EventSink } from '../ingest/event-sink.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
-import type { LiveFeed } from './live/live-feed.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
+import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
+import type { LiveFeed } from './live/live-feed.js';
+import type { RateLimits } from './middleware/rate-limit.js';
 
 /** What the HTTP layer needs, built once at start-up (src/runtime/services.ts) or by a test. */
 export type ApiDeps = {

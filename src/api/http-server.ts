@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import { createServer, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Config } from '../core/config.js';

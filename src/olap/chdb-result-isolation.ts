@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { ConnBaseQueryParams, ConnExecParams, ConnExecResult, ConnQueryResult, Connection } from 'chdb/connection';
+import type { ConnBaseQueryParams, ConnExecParams, ConnExecResult, Connection, ConnQueryResult } from 'chdb/connection';
 
 /**
  * A chDB connection for `@clickhouse/client` whose every query result is exactly that query's

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
 import type * as ChdbConnectionModule from 'chdb/connection';
 import { isolateChdbResults } from './chdb-result-isolation.js';
 

@@ -1,6 +1,6 @@
 import type { Sql, SqlLike } from './db.js';
-import { recordFact } from './outbox.repo.js';
 import { lockFeedback } from './feedback.repo.js';
+import { recordFact } from './outbox.repo.js';
 
 export type CommentRow = { id: string; content: string; user_id: string; is_admin: boolean; created_at: Date };
 

@@ -1,8 +1,8 @@
-import type { FeedbackRow } from './feedback.row.js';
-import { findFeedback } from './feedback.repo.js';
 import type { CommentRow } from './comments.repo.js';
 import type { Sql, SqlLike } from './db.js';
 import type { JobStatus } from './erasures.repo.js';
+import { findFeedback } from './feedback.repo.js';
+import type { FeedbackRow } from './feedback.row.js';
 
 /** Steps of a project deletion's ClickHouse side, in order. */
 export const PROJECT_DELETION_STEPS = ['settle', 'clickhouse', 'done'] as const;

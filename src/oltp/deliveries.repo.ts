@@ -1,6 +1,6 @@
-import type { NotificationPayload, NotificationType } from './notification-payload.js';
 import { PLAN_LIMITS, type Plan } from '../core/plans.js';
 import type { Sql, SqlLike } from './db.js';
+import type { NotificationPayload, NotificationType } from './notification-payload.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

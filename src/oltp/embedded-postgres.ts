@@ -1,8 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { findFreePort } from '../core/net.js';
 
 export type EmbeddedPostgresHandle = {

@@ -1,9 +1,5 @@
 import type postgres from 'postgres';
 import type { Sql, SqlLike } from './db.js';
-import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
-import { recordNotification } from './notifications.repo.js';
-import { carryComments } from './merge-comments.js';
-import { recordFact } from './outbox.repo.js';
 import {
   FEEDBACK_STATUSES,
   type FeedbackCategory,
@@ -12,6 +8,10 @@ import {
   type FeedbackStatus,
   type OwnerFeedbackSort,
 } from './feedback.row.js';
+import { carryComments } from './merge-comments.js';
+import { feedbackCreated, feedbackMerged, feedbackStatusChanged } from './notification-payload.js';
+import { recordNotification } from './notifications.repo.js';
+import { recordFact } from './outbox.repo.js';
 
 /**
  * The columns of a Feedback response. `viewer` is the X-User-Id of the request: has_voted is

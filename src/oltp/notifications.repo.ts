@@ -1,6 +1,6 @@
-import type { Notification, NotificationPayload, NotificationType } from './notification-payload.js';
 import { PLAN_LIMITS, type Plan } from '../core/plans.js';
 import type { Sql, SqlLike } from './db.js';
+import type { Notification, NotificationPayload, NotificationType } from './notification-payload.js';
 
 /** Records a notification; call it with the transaction that makes the change (an outbox). */
 export async function recordNotification(sql: SqlLike, notification: Notification): Promise<void> {

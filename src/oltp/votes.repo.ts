@@ -1,7 +1,7 @@
 import type { Sql, SqlLike } from './db.js';
-import { recordFact } from './outbox.repo.js';
 import { lockFeedback } from './feedback.repo.js';
 import { VOTING_CLOSED_STATUSES } from './feedback.row.js';
+import { recordFact } from './outbox.repo.js';
 
 export type VoteState = { feedback_id: string; vote_count: number; has_voted: boolean };
 

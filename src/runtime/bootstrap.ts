@@ -1,11 +1,11 @@
 import type { Config } from '../core/config.js';
 import { ConfigError, loadConfig } from '../core/config.js';
-import type { Services } from './services.js';
 import type { Logger } from '../core/logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
-import type { Sql } from '../oltp/db.js';
 import { migrateClickHouse } from '../olap/migrations.js';
+import type { Sql } from '../oltp/db.js';
 import { migratePostgres } from '../oltp/migrations.js';
+import type { Services } from './services.js';
 
 /** Reads the config or exits with the one-line message that names the bad variable. */
 export function configOrExit(): Config {

@@ -1,22 +1,22 @@
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { type LiveFeed, LocalLiveFeed, RedisLiveFeed } from '../api/live/live-feed.js';
+import { RateLimits } from '../api/middleware/rate-limit.js';
 import type { Config } from '../core/config.js';
-import { LogEventSink } from '../ingest/log/log-sink.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { createTelemetry, scrapedGauge, type Telemetry } from '../core/telemetry.js';
 import type { EventSink } from '../ingest/event-sink.js';
+import { LogEventSink } from '../ingest/log/log-sink.js';
+import { createIngestQueue, type IngestQueue } from '../ingest/queue/ingest.queue.js';
+import { QueueEventSink } from '../ingest/queue/queue-sink.js';
 import { PostgresDeadLetters } from '../ingest/writer/dead-letters.js';
 import { EventWriter } from '../ingest/writer/event-writer.js';
 import { FactWriter } from '../ingest/writer/fact-writer.js';
-import { QueueEventSink } from '../ingest/queue/queue-sink.js';
-import { RateLimits } from '../api/middleware/rate-limit.js';
-import { createLogger, type Logger } from '../core/logger.js';
-import { createTelemetry, scrapedGauge, type Telemetry } from '../core/telemetry.js';
-import { createClickHouse, type ClickHouseClient } from '../olap/clickhouse.js';
+import { type ClickHouseClient, createClickHouse } from '../olap/clickhouse.js';
 import { createSql, type Sql } from '../oltp/db.js';
 import { ProjectKeyCache } from '../oltp/projects.cache.js';
-import { createMailer, type Mailer } from '../workers/notify/mailer.js';
 import { createDeliveryQueue, type DeliveryQueue } from '../workers/notify/deliveries.queue.js';
-import { createIngestQueue, type IngestQueue } from '../ingest/queue/ingest.queue.js';
-import { type LiveFeed, LocalLiveFeed, RedisLiveFeed } from '../api/live/live-feed.js';
+import { createMailer, type Mailer } from '../workers/notify/mailer.js';
 
 export type Services = {
   config: Config;

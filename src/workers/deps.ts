@@ -1,11 +1,11 @@
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
-import type { ClickHouseClient } from '../olap/clickhouse.js';
-import type { Sql } from '../oltp/db.js';
 import type { EventSink } from '../ingest/event-sink.js';
+import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 import type { EventWriter } from '../ingest/writer/event-writer.js';
 import type { FactWriter } from '../ingest/writer/fact-writer.js';
-import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
+import type { ClickHouseClient } from '../olap/clickhouse.js';
+import type { Sql } from '../oltp/db.js';
 import type { DeliveryQueue } from './notify/deliveries.queue.js';
 import type { Mailer } from './notify/mailer.js';
 

@@ -1,14 +1,15 @@
-import { deleteDeadLettersOfUser } from '../oltp/dead-letters.repo.js';
 import type { Logger } from '../core/logger.js';
+import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 import {
+  type ClickHouseTarget,
   deleteProjectData,
   deleteUserEvents,
   eraseUserFacts,
   eventDaysOfUser,
   rebuildRollups,
-  type ClickHouseTarget,
 } from '../olap/data-rights/erasure.js';
 import type { Sql } from '../oltp/db.js';
+import { deleteDeadLettersOfUser } from '../oltp/dead-letters.repo.js';
 import {
   advanceProjectDeletion,
   deferProjectDeletion,
@@ -20,14 +21,13 @@ import {
   advanceErasure,
   deferErasure,
   dueErasures,
+  type ErasureRow,
   erasePostgres,
   erasureAttemptFailed,
   getErasure,
   outboxHoldsFactsBefore,
-  type ErasureRow,
 } from '../oltp/erasures.repo.js';
 import { DrainLoop } from './drain-loop.js';
-import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 
 /**
  * Whether everything acknowledged before `before` has left the ingest queue (with Redis: no job

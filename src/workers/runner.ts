@@ -1,11 +1,11 @@
-import type { WorkerDeps } from './deps.js';
-import { workerRedis } from './redis.js';
-import { enqueueDeliveries } from './notify/deliveries.queue.js';
-import { DeliveryPoller, OverdueSweep, startDeliveryQueueWorker, type DeliveryDeps } from './notify/deliveries.worker.js';
 import { startIngestWorker } from '../ingest/queue/ingest.worker.js';
-import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
+import type { WorkerDeps } from './deps.js';
 import { DataRightsWorker, ingestQueueSettled } from './erasure.worker.js';
-import { OutboxRelay, type FactDelivery } from './outbox.relay.js';
+import { enqueueDeliveries } from './notify/deliveries.queue.js';
+import { type DeliveryDeps, DeliveryPoller, OverdueSweep, startDeliveryQueueWorker } from './notify/deliveries.worker.js';
+import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
+import { type FactDelivery, OutboxRelay } from './outbox.relay.js';
+import { workerRedis } from './redis.js';
 
 export type Workers = {
   relay: OutboxRelay;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody } from '../helpers/expect.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { errorBody } from '../helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {

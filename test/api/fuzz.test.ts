@@ -1,8 +1,8 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';

@@ -1,6 +1,6 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';

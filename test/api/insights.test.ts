@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { eventually } from '../helpers/eventually.js';
+import { addMember, createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createAccount, addIntegration, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { errorBody, MISSING_ID } from '../helpers/expect.js';
+import { addIntegration, addMember, createAccount, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /*
  * Integrations (SPEC 8.2: Pro and Team): Slack and Discord incoming webhooks and signed generic

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody, MISSING_ID } from '../helpers/expect.js';
 import { createAccount, createFeedback, createProject, setPlan, type TestAccount, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { errorBody, MISSING_ID } from '../helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody, MISSING_ID } from '../helpers/expect.js';
 import { addMember, createAccount, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { errorBody, MISSING_ID } from '../helpers/expect.js';
 
 /*
  * Team members (SPEC 8.2: Team tier only). A member belongs to a project and gets its own admin

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { compileErrors, dereference, validate as validateOpenApi } from '@readme/openapi-parser';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { compileErrors, dereference, validate as validateOpenApi } from '@readme/openapi-parser';
 import type Koa from 'koa';
 import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,9 +9,9 @@ import { parse as parseYaml } from 'yaml';
 import { buildApp } from '../../src/api/app.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import type { AppState } from '../../src/api/state.js';
-import { openApiValidator, OpenApiViolation, takeViolations, type ObservedResponse } from '../helpers/openapi-validator.js';
-import { requestTo, startTestServer, type RequestOptions, type TestServer } from '../helpers/server.js';
 import { createAccount, createProject } from '../helpers/factories.js';
+import { type ObservedResponse, OpenApiViolation, openApiValidator, takeViolations } from '../helpers/openapi-validator.js';
+import { type RequestOptions, requestTo, startTestServer, type TestServer } from '../helpers/server.js';
 
 /*
  * SPEC 9: the OpenAPI 3.0 document. It is valid (checked by @readme/openapi-parser), it lists

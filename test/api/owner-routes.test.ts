@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorBody, expectError, MISSING_ID } from '../helpers/expect.js';
 import { addMember, createAccount, createFeedback, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { errorBody, expectError, MISSING_ID } from '../helpers/expect.js';
 
 /*
  * The owner's routes of the dashboard (admin token): the account and its plan, a project's SDK

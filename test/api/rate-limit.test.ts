@@ -8,7 +8,7 @@ import { RateLimits } from '../../src/api/middleware/rate-limit.js';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { createAccount, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
 import { redisAvailable } from '../helpers/redis.js';
-import { requestTo, startTestServer, TEST_REDIS_URL, type HttpResponse, type RequestOptions, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, type RequestOptions, requestTo, startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 

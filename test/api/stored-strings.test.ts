@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 
 /*
  * Issue 13, item 5 (strings) and item 2 (validation): a string a store cannot hold -- a lone

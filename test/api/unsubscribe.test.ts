@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type HttpResponse, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, startTestServer, type TestServer } from '../helpers/server.js';
 
 /*
  * The unsubscribe link of status-change emails (README "Emails"): GET only shows what the link is

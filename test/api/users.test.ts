@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../helpers/expect.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { expectError } from '../helpers/expect.js';
 
 let server: TestServer;
 beforeAll(async () => {

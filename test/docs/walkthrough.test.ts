@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
-import { makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll, type ServiceProcess } from '../helpers/process.js';
+import { makeDataDir, removeDataDirs, type ServiceProcess, serviceEnv, spawnScript, stopAll } from '../helpers/process.js';
 import { createDatabase } from '../helpers/service.js';
 
 /*

@@ -1,19 +1,19 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { type ClickHouseClient, createClient } from '@clickhouse/client';
 import {
-  createChdbConnection,
   type ConnBaseQueryParams,
   type ConnCommandResult,
   type ConnExecParams,
   type ConnExecResult,
+  type Connection,
   type ConnInsertParams,
   type ConnInsertResult,
   type ConnPingParams,
   type ConnPingResult,
   type ConnQueryResult,
-  type Connection,
+  createChdbConnection,
 } from 'chdb/connection';
 
 import { isolateChdbResults } from '../../src/olap/chdb-result-isolation.js';

@@ -3,11 +3,11 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { expect, inject } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
-import { createSql } from '../../src/oltp/db.js';
 import { INGEST_QUEUE } from '../../src/ingest/queue/ingest.queue.js';
+import { createSql } from '../../src/oltp/db.js';
 import { databaseUrlFor } from './database.js';
 import { assertDocumented } from './openapi-validator.js';
-import { makeDataDir, serviceEnv, spawnScript, type ServiceProcess } from './process.js';
+import { makeDataDir, type ServiceProcess, serviceEnv, spawnScript } from './process.js';
 
 /*
  * Running the service as real child processes (`src/main.ts`) against their own PostgreSQL

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulateEmbeddedWindow, simulateRedisWindow, storeOldRows, writerCost } from '../../bench/idempotency-window.js';
-import { createClickHouse, type ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
 import { migrateClickHouse } from '../../src/olap/migrations.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { TEST_REDIS_URL } from '../helpers/server.js';

@@ -4,22 +4,22 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
-import type { EventWriter } from '../../src/ingest/writer/event-writer.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
+import type { EventWriter } from '../../src/ingest/writer/event-writer.js';
 import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { createProjectOver } from '../helpers/factories.js';
 import { logLines, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually } from '../helpers/redis.js';
 import {
   call,
+  type EventBody,
   expectExactlyOnce,
   inLanes,
   serviceSetup,
   startService,
   stopService,
   storedCopies,
-  type EventBody,
 } from '../helpers/service.js';
-import { createProjectOver } from '../helpers/factories.js';
 
 /*
  * Crashes of the embedded service (issue 15, "Proof"): real `npm start` processes, SIGKILLed,

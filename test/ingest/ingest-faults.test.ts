@@ -1,27 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
 import { makeDataDir, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
+import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
 import {
   call,
   deleteKeys,
+  type EventBody,
   events,
   expectExactlyOnce,
   inLanes,
   openQueue,
   PENDING_STATES,
+  type Reply,
   serviceSetup,
   sleep,
   startService,
   stopService,
   storedCopies,
-  type EventBody,
-  type Reply,
 } from '../helpers/service.js';
-import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
 
 /*
  * Fault tests of event ingestion in BullMQ mode (issue 4, "Proof"): real service processes,

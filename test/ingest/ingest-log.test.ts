@@ -3,14 +3,14 @@ import { access, mkdtemp, open, readdir, rm, stat, symlink } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { payloadDocuments } from '../../src/ingest/log/frame.js';
+import type { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { SegmentLog } from '../../src/ingest/log/segment-log.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
 import { eventually } from '../helpers/redis.js';
-import { events, expectExactlyOnce, inLanes, sleep, type EventBody } from '../helpers/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type EventBody, events, expectExactlyOnce, inLanes, sleep } from '../helpers/service.js';
 
 /*
  * The embedded ingest log (issue 15): an event is acknowledged once it is fsync'd in the local

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { createClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClickHouse, type ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
 
 /**
  * A query that fails part-way through its output must leave nothing in the next result on the

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rollupMismatches } from '../../src/olap/data-rights/erasure.js';
 import { createSql } from '../../src/oltp/db.js';
+import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
 import { createFeedback, createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { call, serviceSetup, startService } from '../helpers/service.js';
-import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
 
 const DAY = 24 * 3600 * 1000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);

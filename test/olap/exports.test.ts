@@ -1,9 +1,9 @@
-import { apiTime } from '../../src/core/time.js';
 import { randomUUID } from 'node:crypto';
 import { parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClickHouse, type ClickHouseClient } from '../../src/olap/clickhouse.js';
-import { exportEvents, type EventExportScope, type ExportFormat } from '../../src/olap/data-rights/exports.js';
+import { apiTime } from '../../src/core/time.js';
+import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
+import { type EventExportScope, type ExportFormat, exportEvents } from '../../src/olap/data-rights/exports.js';
 import { FEEDBACK_EXPORT_COLUMNS } from '../../src/oltp/exports.repo.js';
 import { createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';

@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
-import { insertEvents } from '../../src/olap/tables/events.table.js';
 import { funnel } from '../../src/olap/insights/funnel.queries.js';
 import { retention } from '../../src/olap/insights/retention.queries.js';
+import { insertEvents } from '../../src/olap/tables/events.table.js';
 import { type RefEvent, type RefScope, type RefStep, referenceFunnel, referenceRetention } from '../helpers/insights-reference.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

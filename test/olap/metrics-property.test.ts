@@ -29,18 +29,19 @@
  *   as of the window's end; rows by the first measure descending, ties by key, null last;
  * - events feed: newest first (ties in the order ClickHouse sorts UUIDs), paged by cursor.
  */
-import { apiTime } from '../../src/core/time.js';
+
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import type { FactKind, FactRow } from '../../src/core/fact.js';
+import type { Plan } from '../../src/core/plans.js';
+import { apiTime } from '../../src/core/time.js';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
 import { insertFacts } from '../../src/olap/tables/facts.table.js';
-import type { Plan } from '../../src/core/plans.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { eventually } from '../helpers/redis.js';
-import { startTestServer, type HttpResponse, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
+import { hashSecret } from '../../src/core/secrets.js';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { ProjectKeyCache } from '../../src/oltp/projects.cache.js';
-import { hashSecret } from '../../src/core/secrets.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -11,7 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
-import { createClickHouse, type ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
 import {
   CLICKHOUSE_CLUSTER_MIGRATIONS_DIR,
   CLICKHOUSE_MIGRATIONS_DIR,

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createProjectOver } from '../helpers/factories.js';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
+import { TEST_REDIS_URL } from '../helpers/server.js';
 import {
   call,
   deleteKeys,
@@ -13,8 +15,6 @@ import {
   stopService,
   storedCopies,
 } from '../helpers/service.js';
-import { createProjectOver } from '../helpers/factories.js';
-import { TEST_REDIS_URL } from '../helpers/server.js';
 
 /*
  * SIGTERM while events arrive (issue 4): the service stops accepting, flushes what it buffered,

@@ -1,4 +1,4 @@
-import { FeedbackClient, nodeDefaults, type FeedbackOptions, type FetchLike } from '../../sdk/dist/node.js';
+import { FeedbackClient, type FeedbackOptions, type FetchLike, nodeDefaults } from '../../sdk/dist/node.js';
 
 /*
  * The SDK as an app in Node uses it: the built package (sdk/dist, made by `npm install`'s prepare

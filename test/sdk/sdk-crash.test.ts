@@ -1,7 +1,7 @@
 import { afterAll, afterEach, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
-import { eventually } from '../helpers/eventually.js';
 import { sdkClient } from './sdk-client.js';
 
 /*

@@ -1,5 +1,5 @@
-import { gzipSync } from 'node:zlib';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/process.js';

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, signIn, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, signIn } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*

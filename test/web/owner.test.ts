@@ -3,10 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startHttpReceiver, type HttpReceiver } from '../helpers/receivers.js';
+import { type HttpReceiver, startHttpReceiver } from '../helpers/receivers.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
 
 /*
  * The dashboard as an owner uses it (issue 20 part 3), in Chromium against the real service: the

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DASHBOARD_CSP, WEB_DIST_DIR } from '../../src/api/web/web-static.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS, type DashboardTab } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*

@@ -5,14 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { isBlockedAddress } from '../../src/workers/notify/ssrf.js';
 import { claimDelivery, markAttemptFailed, markDelivered } from '../../src/oltp/deliveries.repo.js';
 import { dispatchNotifications, pruneSettledNotifications } from '../../src/oltp/notifications.repo.js';
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
-import { runDelivery, type DeliveryDeps } from '../../src/workers/notify/deliveries.worker.js';
+import { type DeliveryDeps, runDelivery } from '../../src/workers/notify/deliveries.worker.js';
+import { isBlockedAddress } from '../../src/workers/notify/ssrf.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
-import { listDeliveries, notificationCount, settledDeliveries, type Delivery } from '../helpers/notifications.js';
-import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
+import { type Delivery, listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
+import { type HttpReceiver, type SmtpReceiver, startHttpReceiver, startSmtpReceiver } from '../helpers/receivers.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

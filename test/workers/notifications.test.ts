@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/workers/notify/signature.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
-import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from '../helpers/receivers.js';
+import { type HttpReceiver, type SmtpReceiver, startHttpReceiver, startSmtpReceiver } from '../helpers/receivers.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

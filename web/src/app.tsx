@@ -1,14 +1,14 @@
-import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { session } from './lib/session';
 import { FeedbackDetailPage } from './pages/feedback-detail';
 import { InboxPage } from './pages/inbox';
 import { MetricsPage } from './pages/metrics';
 import { NotFoundPage } from './pages/not-found';
 import { ProjectsPage } from './pages/projects';
+import { SdkUsersPage } from './pages/sdk-users';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
-import { SdkUsersPage } from './pages/sdk-users';
 
 /** Every page has its own URL, so a link to it can be shared (it asks the receiver to sign in first). */
 export function App() {

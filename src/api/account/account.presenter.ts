@@ -1,5 +1,5 @@
-import { apiTime } from '../../core/time.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
+import { apiTime } from '../../core/time.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 
 /**

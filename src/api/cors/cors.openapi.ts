@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { PUBLIC, error, feedbackId } from '../openapi/building-blocks.js';
+import { error, feedbackId, PUBLIC } from '../openapi/building-blocks.js';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from './client-cors.js';
 
 /** The client routes (SPEC part 4 and /events/batch): the ones a web page may call. */

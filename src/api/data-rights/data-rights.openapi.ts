@@ -2,10 +2,10 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import { z } from 'zod';
 import { EXPORT_FORMATS } from '../../olap/data-rights/exports.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
+import { error, json } from '../openapi/building-blocks.js';
 import { ErasureResponse, ProjectDeletionResponse } from './data-rights.responses.js';
 import { TABLE_EXPORT_FORMATS } from './exports.schema.js';
-import { error, json } from '../openapi/building-blocks.js';
-import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
 
 /*
  * The OpenAPI entries of the data-rights routes (docs/data-rights.md): exports, erasure, owner

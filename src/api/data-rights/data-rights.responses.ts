@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
-import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
 import { PLANS } from '../../core/plans.js';
-import type { presentAccountSummary } from '../operator/operator.presenter.js';
-import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
-import { AccountResponse } from '../operator/operator.responses.js';
+import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
+import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
+import type { presentAccountSummary } from '../operator/operator.presenter.js';
+import { AccountResponse } from '../operator/operator.responses.js';
+import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
 
 /*
  * Response bodies of the data-rights routes (docs/data-rights.md), described like those of

@@ -1,13 +1,13 @@
 import { Router } from '@koa/router';
 import { deleteComment, deleteFeedback, deleteProject, findProjectDeletion } from '../../oltp/deletions.repo.js';
 import { adminAuth, ownedProject } from '../auth.js';
-import { presentProjectDeletion } from './data-rights.presenter.js';
-import { DeleteProjectQuery } from './deletion.schema.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import { presentComment, presentFeedback } from '../feedback/feedback.presenter.js';
-import type { RequestContext, AppState } from '../state.js';
+import type { AppState, RequestContext } from '../state.js';
 import { isUuid, parseQuery } from '../validation.js';
+import { presentProjectDeletion } from './data-rights.presenter.js';
+import { DeleteProjectQuery } from './deletion.schema.js';
 
 function uuidParam(ctx: RequestContext, name: string, what: string): string {
   const id = ctx.params[name] ?? '';

@@ -1,11 +1,11 @@
 import { Router } from '@koa/router';
 import { findErasure, requestErasure } from '../../oltp/erasures.repo.js';
 import { adminAuth, ownedProject } from '../auth.js';
-import { presentErasure } from './data-rights.presenter.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, notFound } from '../errors.js';
 import type { AppState } from '../state.js';
 import { isUuid, userIdSchema } from '../validation.js';
+import { presentErasure } from './data-rights.presenter.js';
 
 /**
  * Erasure of an SDK user's data (GDPR Art. 17, docs/data-rights.md): the request records a

@@ -1,17 +1,17 @@
 import { Router } from '@koa/router';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
-import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
-import { resolveWindow, type MetricsWindow } from '../../olap/metrics/window.js';
-import { exportEvents } from '../../olap/data-rights/exports.js';
-import { FEEDBACK_EXPORT_COLUMNS, feedbackExportBatches, SDK_USER_EXPORT_COLUMNS, sdkUserExportBatches } from '../../oltp/exports.repo.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
+import { exportEvents } from '../../olap/data-rights/exports.js';
+import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
+import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
+import { FEEDBACK_EXPORT_COLUMNS, feedbackExportBatches, SDK_USER_EXPORT_COLUMNS, sdkUserExportBatches } from '../../oltp/exports.repo.js';
 import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest } from '../errors.js';
-import { encodeRows, EXPORT_CONTENT_TYPES, startedStream } from './export-stream.js';
-import { EventsExportQuery, TableExportQuery } from './exports.schema.js';
-import type { RequestContext, AppState } from '../state.js';
+import type { AppState, RequestContext } from '../state.js';
 import { parseQuery } from '../validation.js';
+import { EXPORT_CONTENT_TYPES, encodeRows, startedStream } from './export-stream.js';
+import { EventsExportQuery, TableExportQuery } from './exports.schema.js';
 
 /** The window of an events export: the metrics window (SPEC 8.3), its date errors as a 400 here (not a metrics route). */
 function exportWindow(query: EventsExportQuery, plan: Plan): MetricsWindow {

@@ -1,4 +1,4 @@
-import { toTrackedEvent, type IngestEvent, type TrackedEventResponse } from '../../core/event.js';
+import { type IngestEvent, type TrackedEventResponse, toTrackedEvent } from '../../core/event.js';
 
 /** What became of one event of a batch (docs/ingestion.md, "Protocol"). */
 export type BatchEventResult =

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { TrackedEventResponse as TrackedEventType } from '../../core/event.js';
-import type { BatchEventsResult } from './batch-results.js';
 import { anyValues } from '../openapi/any-values.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import type { BatchEventsResult } from './batch-results.js';
 
 // Events (SPEC 2.7)
 

@@ -1,20 +1,20 @@
-import { z } from 'zod';
 import { uuidv7 } from 'uuidv7';
-import { toTrackedEvent, type IngestEvent } from '../../core/event.js';
+import { z } from 'zod';
+import { type IngestEvent, toTrackedEvent } from '../../core/event.js';
 import { SinkUnavailableError } from '../../ingest/event-sink.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { keyProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest } from '../errors.js';
+import { ErrorBody } from '../errors.responses.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES } from '../middleware/json-body.js';
 import { mayHoldUnstorable } from '../middleware/storable-input.js';
+import { body, defaultError, error, json, withFieldDocs } from '../openapi/building-blocks.js';
 import type { RequestContext } from '../state.js';
+import { describeIssue, findUnstorableString, parseBody } from '../validation.js';
 import { batchResults, type Checked } from './batch-results.js';
 import { clockSkewMs, eventTime } from './event-time.js';
-import { ErrorBody } from '../errors.responses.js';
-import { body, defaultError, error, json, withFieldDocs } from '../openapi/building-blocks.js';
-import { describeIssue, findUnstorableString, parseBody } from '../validation.js';
 import { BatchEventsResponse, TrackedEventResponse } from './events.responses.js';
 import {
   BatchEventsBody,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
-import { API_KEY, body, defaultError, describe, error, feedbackId, json, withFieldDocs, type Route } from '../openapi/building-blocks.js';
-import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
+import { API_KEY, body, defaultError, describe, error, feedbackId, json, type Route, withFieldDocs } from '../openapi/building-blocks.js';
 import { CommentResponse, FeedbackResponse, VoteResponse } from './feedback.responses.js';
+import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
 
 const FeedbackPath = z.object({ id: feedbackId });
 

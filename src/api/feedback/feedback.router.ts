@@ -1,17 +1,17 @@
 import { Router } from '@koa/router';
-import { createFeedback, findFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
-import { addComment, listComments } from '../../oltp/comments.repo.js';
-import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
+import { addComment, listComments } from '../../oltp/comments.repo.js';
+import { createFeedback, findFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
+import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { apiKeyAuth, keyProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
-import { viewerOf as headerViewer } from '../viewer.js';
-import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
-import { presentComment, presentFeedback } from './feedback.presenter.js';
-import type { RequestContext, AppState } from '../state.js';
+import type { AppState, RequestContext } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
+import { viewerOf as headerViewer } from '../viewer.js';
+import { presentComment, presentFeedback } from './feedback.presenter.js';
+import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
 
 /**
  * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's

@@ -7,14 +7,14 @@ import {
   error,
   feedbackId,
   json,
-  projectId,
   ProjectPath,
-  withFieldDocs,
+  projectId,
   type Route,
+  withFieldDocs,
 } from '../openapi/building-blocks.js';
 import { FeedbackListQuery } from './feedback.openapi.js';
-import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
 import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from './feedback.responses.js';
+import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
 
 const ProjectFeedbackPath = z.object({ id: projectId, feedbackId });
 

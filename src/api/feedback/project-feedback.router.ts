@@ -5,10 +5,10 @@ import { listVoters } from '../../oltp/votes.repo.js';
 import { adminAuth, ownedProject } from '../auth.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
-import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
-import type { RequestContext, AppState } from '../state.js';
+import type { AppState, RequestContext } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
+import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
+import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
 
 function feedbackIdParam(ctx: RequestContext): string {
   const id = ctx.params.feedbackId ?? '';

@@ -13,8 +13,8 @@ import { listVoters } from '../../oltp/votes.repo.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound, unauthorized } from '../errors.js';
-import { liveStream } from '../live/live.stream.js';
 import { ErrorBody } from '../errors.responses.js';
+import { liveStream } from '../live/live.stream.js';
 import { MetricsErrorBody } from '../metrics/metrics.responses.js';
 import {
   body,

@@ -1,11 +1,11 @@
+import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { eventNames } from '../../olap/insights/event-names.queries.js';
 import { type FunnelRow, funnel } from '../../olap/insights/funnel.queries.js';
 import type { InsightScope } from '../../olap/insights/query-rows.js';
 import { retention } from '../../olap/insights/retention.queries.js';
-import { eventNames } from '../../olap/insights/event-names.queries.js';
-import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { isPredefinedEvent, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import type { Echo } from '../../olap/metrics/metrics.planner.js';
 import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
 import type { FunnelBody, RetentionBody } from './insights.schema.js';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../core/secrets.js';
+import { findDelivery } from '../../oltp/deliveries.repo.js';
+import { recordTestMessage } from '../../oltp/integration-test.repo.js';
 import {
   createIntegration,
   deleteIntegration,
@@ -8,14 +10,12 @@ import {
   listIntegrations,
   updateIntegration,
 } from '../../oltp/integrations.repo.js';
-import { findDelivery } from '../../oltp/deliveries.repo.js';
-import { recordTestMessage } from '../../oltp/integration-test.repo.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
-import { presentDelivery } from '../deliveries/deliveries.presenter.js';
-import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
+import { presentDelivery } from '../deliveries/deliveries.presenter.js';
+import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
 import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import {
   body,
@@ -23,8 +23,8 @@ import {
   describe,
   error,
   json,
-  projectId,
   ProjectPath,
+  projectId,
   projectRefused,
   withFieldDocs,
 } from '../openapi/building-blocks.js';

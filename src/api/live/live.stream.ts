@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { type IngestEvent, toTrackedEvent } from '../../core/event.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
-import { ownedProject } from '../auth.js';
-import type { ApiDeps } from '../deps.js';
-import { perApp } from '../define-route.js';
-import { AppError } from '../errors.js';
 import { isPredefinedEvent } from '../../olap/metrics/measures.js';
+import { ownedProject } from '../auth.js';
+import { perApp } from '../define-route.js';
+import type { ApiDeps } from '../deps.js';
+import { AppError } from '../errors.js';
 import type { RequestContext } from '../state.js';
 import { LocalLiveFeed } from './live-feed.js';
 

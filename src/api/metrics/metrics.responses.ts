@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { TrackedEventResponse } from '../events/events.responses.js';
-import { count, timestamp } from '../openapi/response-fields.js';
-import type { Expect, Mutual, Out, Result, SameShape } from '../openapi/shape-checks.js';
+import { ADMIN_MEASURES, EVENT_MEASURES, FEEDBACK_MEASURES, INTERVALS, type Measure } from '../../olap/metrics/measures.js';
 import {
   METRICS_ERROR_STATUS,
   type MetricsErrorBody as MetricsErrorBodyType,
   type MetricsErrorCode,
 } from '../../olap/metrics/metrics.errors.js';
-import { ADMIN_MEASURES, EVENT_MEASURES, FEEDBACK_MEASURES, INTERVALS, type Measure } from '../../olap/metrics/measures.js';
 import type * as metrics from '../../olap/metrics/metrics.planner.js';
+import { TrackedEventResponse } from '../events/events.responses.js';
+import { count, timestamp } from '../openapi/response-fields.js';
+import type { Expect, Mutual, Out, Result, SameShape } from '../openapi/shape-checks.js';
 
 // Metrics (SPEC 2.8, README "Metrics") and their error body (SPEC 7.2)
 

@@ -8,7 +8,7 @@ import { defaultError, error, json, ProjectPath } from '../openapi/building-bloc
 import type { RequestContext } from '../state.js';
 import { readQuery } from '../validation.js';
 import { AdminMetrics, KeyMetrics, MetricsErrorBody, MetricsEventsFeed } from './metrics.responses.js';
-import { metricsCode, metricsQueries, type MetricsQueries } from './metrics.schema.js';
+import { type MetricsQueries, metricsCode, metricsQueries } from './metrics.schema.js';
 
 const metricsError = (description: string) => json(description, MetricsErrorBody);
 const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``).join(', ');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, type Measure, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import type { MetricsErrorCode } from '../../olap/metrics/metrics.errors.js';
 import { decodeCursor } from '../../olap/metrics/metrics.planner.js';
-import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, PREDEFINED_EVENTS, type Measure } from '../../olap/metrics/measures.js';
 import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from '../../olap/metrics/window.js';
 import { describe } from '../openapi/building-blocks.js';
 

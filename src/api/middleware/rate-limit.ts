@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Middleware } from 'koa';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { RequestContext, AppState, Caller } from '../state.js';
+import type { AppState, Caller, RequestContext } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_SERVER, PUBLIC, ROOT_SERVER, describe, error, type Route } from './building-blocks.js';
+import { API_SERVER, describe, error, PUBLIC, ROOT_SERVER, type Route } from './building-blocks.js';
 
 /** Files the docs page loads, all served by openapi.router.ts. */
 export const DOCS_ASSETS = ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-initializer.js'] as const;

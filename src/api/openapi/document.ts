@@ -2,22 +2,22 @@ import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-open
 import { stringify } from 'yaml';
 import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
+import { registerRoutes } from '../define-route.js';
 import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
 import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import { registerRoutes } from '../define-route.js';
 import {
   accountRoutes,
   adminAccountRoutes,
   deliveryRoutes,
-  identityRoutes,
   INGESTION_ROUTES,
+  identityRoutes,
+  insightsRoutes,
   integrationRoutes,
   memberRoutes,
   metricsRoutes,
   operatorRoutes,
   projectRoutes,
   projectSqlRoutes,
-  insightsRoutes,
   ROOT_ROUTES,
   sqlRoutes,
   unsubscribeRoutes,

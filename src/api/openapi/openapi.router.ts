@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Router } from '@koa/router';
 import { notFound } from '../errors.js';
+import type { AppState, RequestContext } from '../state.js';
 import { DOCS_ASSETS } from './docs.openapi.js';
 import { openApiYaml } from './document.js';
-import type { RequestContext, AppState } from '../state.js';
 
 export const OPENAPI_PATH = '/openapi/openapi.yaml';
 export const DOCS_PATH = '/docs';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { PLANS } from '../../core/plans.js';
+import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { allowedOrigins } from '../cors/allowed-origins.schema.js';
 import { bodySchema } from '../validation.js';
 

@@ -1,7 +1,7 @@
-import type { DeadLetterRow } from '../../oltp/dead-letters.repo.js';
 import { apiTime } from '../../core/time.js';
 import type { Account } from '../../oltp/accounts.repo.js';
 import type { AccountSummary } from '../../oltp/admin-accounts.repo.js';
+import type { DeadLetterRow } from '../../oltp/dead-letters.repo.js';
 
 /** Account record; the admin token appears only when the account is created. */
 export function presentAccount(row: Account, adminToken?: string) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { API_KEY_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
-import { createProject, listProjects, replaceApiKey, updateProject, type Project } from '../../oltp/projects.repo.js';
+import { createProject, listProjects, type Project, replaceApiKey, updateProject } from '../../oltp/projects.repo.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { paymentRequired, unauthorized } from '../errors.js';

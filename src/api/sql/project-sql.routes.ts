@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
+import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { resolveWindow } from '../../olap/metrics/window.js';
 import {
   createProjectQueries,
@@ -13,13 +13,13 @@ import {
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
 import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { ownedProject } from '../auth.js';
-import { answerSqlResult } from './sql-result-body.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { parseBody } from '../validation.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
 import { AdhocSqlResponse } from './sql.responses.js';
+import { answerSqlResult } from './sql-result-body.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 

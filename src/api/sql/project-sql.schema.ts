@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AdhocSqlBody } from './sql.routes.js';
 import { bodySchema } from '../validation.js';
+import { AdhocSqlBody } from './sql.routes.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const day = z.string({ error: 'must be a date as YYYY-MM-DD' }).regex(DATE, 'must be a date as YYYY-MM-DD').optional();

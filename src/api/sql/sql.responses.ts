@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { AdhocResult } from '../../olap/readonly/adhoc-query.js';
-import type { SqlResultBody } from './sql-result-body.js';
 import { anyValues } from '../openapi/any-values.js';
 import { count } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import type { SqlResultBody } from './sql-result-body.js';
 
 // Operator ad-hoc SQL
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { escapeHtml } from '../../core/html.js';
 import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
-import { unsubscribe, unsubscribeLink, type UnsubscribeLink } from '../../oltp/notifications.repo.js';
+import { type UnsubscribeLink, unsubscribe, unsubscribeLink } from '../../oltp/notifications.repo.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
 import { defaultError, describe, error } from '../openapi/building-blocks.js';

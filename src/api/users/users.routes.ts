@@ -1,8 +1,8 @@
 import { listSdkUsers, registerSdkUser } from '../../oltp/sdk-users.repo.js';
 import { keyProject, ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { actingUser } from '../identity/acting-user.js';
 import { RegisterUserBody } from '../feedback/feedback.schema.js';
+import { actingUser } from '../identity/acting-user.js';
 import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../openapi/building-blocks.js';
 import { parseBody, parseQuery } from '../validation.js';
 import { presentSdkUser, presentSdkUserPage } from './users.presenter.js';

@@ -1,19 +1,19 @@
 import path from 'node:path';
 import { Gauge, Histogram } from 'prom-client';
+import { eventKey, type IngestEvent } from '../../core/event.js';
 import type { Logger } from '../../core/logger.js';
 import type { Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents } from '../../olap/tables/events.table.js';
-import { eventKey, type IngestEvent } from '../../core/event.js';
-import { SinkUnavailableError, type EventSink } from '../event-sink.js';
-import type { EventWriter } from '../writer/event-writer.js';
+import { type EventSink, SinkUnavailableError } from '../event-sink.js';
 import { blocksPerBucket, ID_LOOKBACK_MS } from '../id-filter.js';
 import { MicroBatcher } from '../micro-batcher.js';
+import type { EventWriter } from '../writer/event-writer.js';
 import { CheckpointStore } from './checkpoint.js';
-import { ClientIdIndex, type Claim } from './client-ids.js';
+import { type Claim, ClientIdIndex } from './client-ids.js';
 import { FRAME_HEADER_BYTES, payloadDocuments } from './frame.js';
 import { SegmentLog } from './segment-log.js';
-import { Shipper, type ShippedBatch, type ShipperOptions } from './shipper.js';
+import { type ShippedBatch, Shipper, type ShipperOptions } from './shipper.js';
 
 /** The log holds INGEST_LOG_MAX_BYTES of events not yet in ClickHouse: new events are refused (503). */
 export class LogFullError extends SinkUnavailableError {

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFrame, encodeFrameHeader, FRAME_HEADER_BYTES, type Frame } from './frame.js';
 import { syncDirectory } from './fsync.js';

@@ -1,10 +1,10 @@
 import type { IngestEvent } from '../../core/event.js';
 import { eventKey } from '../../core/event.js';
-import type { EventWriter } from '../writer/event-writer.js';
 import type { Logger } from '../../core/logger.js';
-import { rangeToken, type Checkpoint, type CheckpointStore } from './checkpoint.js';
+import type { EventWriter } from '../writer/event-writer.js';
+import { type Checkpoint, type CheckpointStore, rangeToken } from './checkpoint.js';
 import type { ClientIdIndex } from './client-ids.js';
-import { payloadDocuments, type Frame } from './frame.js';
+import { type Frame, payloadDocuments } from './frame.js';
 import type { SegmentLog } from './segment-log.js';
 
 export type ShipperOptions = {

@@ -2,12 +2,12 @@ import { UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
 import type { IngestEvent } from '../../core/event.js';
+import type { Logger } from '../../core/logger.js';
+import { MicroBatcher } from '../micro-batcher.js';
 import type { EventWriter, WriteResult } from '../writer/event-writer.js';
 import type { FactWriter } from '../writer/fact-writer.js';
-import { MicroBatcher } from '../micro-batcher.js';
-import { releaseClaims } from './redis-id-claims.js';
-import type { Logger } from '../../core/logger.js';
 import { INGEST_QUEUE, type IngestJobData, type IngestJobName } from './ingest.queue.js';
+import { releaseClaims } from './redis-id-claims.js';
 
 /**
  * Under load, at most one ClickHouse insert per this long, so inserts stay large: a chDB insert

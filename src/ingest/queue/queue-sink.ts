@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import { uuidv7 } from 'uuidv7';
-import type { IngestQueue } from './ingest.queue.js';
 import { eventKey, type IngestEvent } from '../../core/event.js';
-import { SinkUnavailableError, type EventSink } from '../event-sink.js';
-import { MicroBatcher } from '../micro-batcher.js';
-import { ID_LOOKBACK_MS } from '../id-filter.js';
-import { type ClaimOutcome, RedisIdClaims } from './redis-id-claims.js';
-import { findStoredEvents } from '../../olap/tables/events.table.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { findStoredEvents } from '../../olap/tables/events.table.js';
+import { type EventSink, SinkUnavailableError } from '../event-sink.js';
+import { ID_LOOKBACK_MS } from '../id-filter.js';
+import { MicroBatcher } from '../micro-batcher.js';
+import type { IngestQueue } from './ingest.queue.js';
+import { type ClaimOutcome, RedisIdClaims } from './redis-id-claims.js';
 
 const ADD_TIMEOUT_MS = 5_000;
 

@@ -2,7 +2,7 @@ import type { Logger } from '../../core/logger.js';
 import type { Telemetry } from '../../core/telemetry.js';
 import type { DataError } from '../../olap/tables/insert-errors.js';
 import type { Sql } from '../../oltp/db.js';
-import { recordDeadLetters, type DeadLetterKind, type NewDeadLetter } from '../../oltp/dead-letters.repo.js';
+import { type DeadLetterKind, type NewDeadLetter, recordDeadLetters } from '../../oltp/dead-letters.repo.js';
 
 /** Where the writers put rows ClickHouse refused for their data. */
 export interface DeadLetterStore {

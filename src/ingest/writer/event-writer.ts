@@ -1,9 +1,9 @@
+import { eventKey, type IngestEvent } from '../../core/event.js';
 import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents, insertEvents } from '../../olap/tables/events.table.js';
-import { deadLetter, type DeadLetterStore } from './dead-letters.js';
-import { eventKey, type IngestEvent } from '../../core/event.js';
 import { ID_LOOKBACK_MS } from '../id-filter.js';
+import { type DeadLetterStore, deadLetter } from './dead-letters.js';
 import { insertIsolating } from './isolating-insert.js';
 
 export type WriteResult = {

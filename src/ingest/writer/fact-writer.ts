@@ -1,8 +1,8 @@
+import type { FactRow } from '../../core/fact.js';
 import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { insertFacts } from '../../olap/tables/facts.table.js';
-import { deadLetter, type DeadLetterStore } from './dead-letters.js';
-import type { FactRow } from '../../core/fact.js';
+import { type DeadLetterStore, deadLetter } from './dead-letters.js';
 import { insertIsolating } from './isolating-insert.js';
 
 /**

@@ -1,4 +1,4 @@
-import { insertDataError, type DataError } from '../../olap/tables/insert-errors.js';
+import { type DataError, insertDataError } from '../../olap/tables/insert-errors.js';
 
 /** A row ClickHouse refused on its own, with the refusal. */
 export type RefusedRow<Row> = { row: Row; error: DataError };

@@ -1,21 +1,21 @@
-import type { ClickHouseClient } from '../clickhouse.js';
-import * as q from './metrics.queries.js';
-import { clickhouseTimeToIso } from '../time.js';
-import { apiTime } from '../../core/time.js';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
-import { MetricsError } from './metrics.errors.js';
+import { apiTime } from '../../core/time.js';
+import type { ClickHouseClient } from '../clickhouse.js';
+import { clickhouseTimeToIso } from '../time.js';
 import {
   ADMIN_SURFACE_MEASURES,
+  type Interval,
   isEventMeasure,
   isFeedbackMeasure,
   isPredefinedEvent,
   KEY_SURFACE_MEASURES,
-  PREDEFINED_EVENTS,
-  type Interval,
   type Measure,
   type MeasureValues,
+  PREDEFINED_EVENTS,
 } from './measures.js';
-import { bucketsOf, resolveWindow, type MetricsWindow } from './window.js';
+import { MetricsError } from './metrics.errors.js';
+import * as q from './metrics.queries.js';
+import { bucketsOf, type MetricsWindow, resolveWindow } from './window.js';
 
 /** Which credential asked: the API key's surface lacks the SDK-user and revenue measures. */
 export type Surface = 'key' | 'admin';

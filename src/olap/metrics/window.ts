@@ -1,6 +1,6 @@
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
-import { MetricsError } from './metrics.errors.js';
 import type { Interval } from './measures.js';
+import { MetricsError } from './metrics.errors.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -11,9 +11,8 @@ export const ADHOC_EMBEDDED_TIMEOUT_MS = 5_000;
 export const ADHOC_SERVER_TIMEOUT_MS = 10_000;
 
 /** Refusal of an operator query: a 400 with this message. */
-export { ReadonlyQueryRefused as AdhocQueryRefused };
 /** No turn for an operator query: a 429 with Retry-After. */
-export { QueryGateBusy as AdhocQueryBusy };
+export { QueryGateBusy as AdhocQueryBusy, ReadonlyQueryRefused as AdhocQueryRefused };
 
 export type AdhocResult = {
   columns: { name: string; type: string }[];

@@ -1,17 +1,16 @@
 import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
+import type { AstVerdict } from './readonly-ast-guard.js';
 import { readonlyLane } from './readonly-lane.js';
 import { jsonLines, READONLY_RESULT_MAX_BYTES, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
-import type { AstVerdict } from './readonly-ast-guard.js';
 import type { ParamValue, ReadonlySession } from './readonly-session.js';
-import { tenantTableFilters, type TenantScope } from './tenant-filters.js';
+import { type TenantScope, tenantTableFilters } from './tenant-filters.js';
 import { judgeQueryTree, judgeTenantAst, type TenantCatalog } from './tenant-guard.js';
 
 export type { TenantScope } from './tenant-filters.js';
 /** Refusal of a project query: a 400 with this message. */
-export { ReadonlyQueryRefused as ProjectQueryRefused };
 /** No turn for a project query (the account's or the service's limit): a 429 with Retry-After. */
-export { QueryGateBusy as ProjectQueryBusy };
+export { QueryGateBusy as ProjectQueryBusy, ReadonlyQueryRefused as ProjectQueryRefused };
 
 export const PROJECT_SQL_MAX_ROWS = 10_000;
 /** Default limit of a project query with embedded chDB, which shares the service's process. */

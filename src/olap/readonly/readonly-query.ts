@@ -1,4 +1,4 @@
-import { judgeAst, KNOWN_TABLE_FUNCTIONS, type AstVerdict } from './readonly-ast-guard.js';
+import { type AstVerdict, judgeAst, KNOWN_TABLE_FUNCTIONS } from './readonly-ast-guard.js';
 import {
   type ParamValue,
   type ReadonlyEngine,

@@ -1,7 +1,7 @@
 import type { IngestEvent } from '../../core/event.js';
 import type { ClickHouseClient } from '../clickhouse.js';
-import { batchInsertSettings } from './insert-settings.js';
 import { clickhouseTimeToIso } from '../time.js';
+import { batchInsertSettings } from './insert-settings.js';
 
 /**
  * Inserts one batch of events. `token` becomes the insert_deduplication_token: a batch retried

@@ -1,18 +1,18 @@
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../core/logger.js';
-import { DeliveryError } from './errors.js';
-import { sendDelivery, type SenderDeps } from './sender.js';
 import type { Sql } from '../../oltp/db.js';
 import {
+  type ClaimedDelivery,
   claimDelivery,
   claimDueDeliveries,
   markAttemptFailed,
   markDelivered,
   overdueDeliveryIds,
-  type ClaimedDelivery,
 } from '../../oltp/deliveries.repo.js';
-import { DELIVERIES_QUEUE, enqueueDeliveries, type DeliveryJobData, type DeliveryQueue } from './deliveries.queue.js';
+import { DELIVERIES_QUEUE, type DeliveryJobData, type DeliveryQueue, enqueueDeliveries } from './deliveries.queue.js';
+import { DeliveryError } from './errors.js';
+import { type SenderDeps, sendDelivery } from './sender.js';
 
 export type DeliveryPolicy = {
   maxAttempts: number;

@@ -1,6 +1,6 @@
+import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import type { ClaimedDelivery } from '../../oltp/deliveries.repo.js';
 import { discordMessage } from './discord.js';
-import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import { emailContent } from './email.js';
 import { DeliveryError } from './errors.js';
 import { postJson } from './http-post.js';

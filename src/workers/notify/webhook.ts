@@ -1,6 +1,6 @@
 import { apiTime } from '../../core/time.js';
 import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
-import { signatureHeader, SIGNATURE_HEADER } from './signature.js';
+import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 /** Idempotency key of every outbound request: the same on each retry of one delivery. */
 export const DELIVERY_ID_HEADER = 'X-Feedback-Delivery-Id';

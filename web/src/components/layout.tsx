@@ -1,9 +1,9 @@
 import type { ComponentChildren } from 'preact';
-import { useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { PLAN_LABELS, useAccount } from '../lib/account';
-import { session } from '../lib/session';
 import { useProjects } from '../lib/projects';
+import { session } from '../lib/session';
 
 const PROJECT_PAGES = [
   { slug: 'feedback', label: 'Feedback' },

@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, unwrap, type Schemas } from '../api/client';
+import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
-import { ScrollRegion } from './scroll-region';
-import { CopyButton, FailureNotice, Loading, OneTimeSecret } from './states';
 import { refreshProjects } from '../lib/projects';
 import { useResource } from '../lib/use-resource';
+import { ScrollRegion } from './scroll-region';
+import { CopyButton, FailureNotice, Loading, OneTimeSecret } from './states';
 
 /**
  * The settings of the widget and the public board (docs/widget.md): the publishable key

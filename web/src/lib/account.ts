@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, unwrap, type Schemas } from '../api/client';
+import { api, type Schemas, unwrap } from '../api/client';
 import { session } from './session';
 
 export type Account = Schemas['SignedInAccount'];

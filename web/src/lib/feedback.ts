@@ -1,4 +1,4 @@
-import { api, unwrap, type Schemas } from '../api/client';
+import { api, type Schemas, unwrap } from '../api/client';
 import type { operations } from '../api/schema';
 
 export type Feedback = Schemas['Feedback'];

@@ -1,14 +1,14 @@
-import { useLocation, useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
-import { api, unwrap, type Schemas } from '../api/client';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
-import { Page } from '../components/layout';
 import { FeedbackLink } from '../components/feedback-link';
+import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
-import { ItemStateBadge, StatusBadge } from '../components/status-badge';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { loadFeedback, loadFeedbackItem, type Feedback } from '../lib/feedback';
-import { CATEGORY_LABELS, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES, type FeedbackStatus } from '../lib/format';
+import { ItemStateBadge, StatusBadge } from '../components/status-badge';
+import { type Feedback, loadFeedback, loadFeedbackItem } from '../lib/feedback';
+import { CATEGORY_LABELS, type FeedbackStatus, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 
 export function FeedbackDetailPage() {

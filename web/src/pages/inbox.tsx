@@ -2,19 +2,19 @@ import { useLocation, useRoute } from 'preact-iso';
 import { Page } from '../components/layout';
 import { ModerationQueue } from '../components/moderation-queue';
 import { ScrollRegion } from '../components/scroll-region';
-import { ItemStateBadge } from '../components/status-badge';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { FEEDBACK_PAGE_LIMIT, loadFeedback, loadStatusCounts, type Feedback } from '../lib/feedback';
+import { ItemStateBadge } from '../components/status-badge';
+import { FEEDBACK_PAGE_LIMIT, type Feedback, loadFeedback, loadStatusCounts } from '../lib/feedback';
 import {
   CATEGORIES,
   CATEGORY_LABELS,
+  type FeedbackCategory,
+  type FeedbackStatus,
   formatCount,
   formatDate,
   formatMoney,
   STATUS_LABELS,
   STATUSES,
-  type FeedbackCategory,
-  type FeedbackStatus,
 } from '../lib/format';
 import { useResource } from '../lib/use-resource';
 

@@ -1,13 +1,13 @@
-import { useLocation, useRoute } from 'preact-iso';
 import { useMemo, useState } from 'preact/hooks';
-import { api, unwrap, type Schemas } from '../api/client';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, type Schemas, unwrap } from '../api/client';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { CHART_MARKS, TimeChart, type Series } from '../components/time-chart';
 import { Tiles } from '../components/tiles';
-import { formatCount, formatDate, formatDateTime, isoDay } from '../lib/format';
+import { CHART_MARKS, type Series, TimeChart } from '../components/time-chart';
 import { useAccount } from '../lib/account';
+import { formatCount, formatDate, formatDateTime, isoDay } from '../lib/format';
 import { type ChartInterval, hourlyAllowed, MAX_BUCKETS, MAX_HOURLY_DAYS, partialBucketIndex } from '../lib/intervals';
 import { useResource } from '../lib/use-resource';
 

@@ -5,7 +5,7 @@ import { InstallSnippet } from '../components/install-snippet';
 import { Page } from '../components/layout';
 import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
 import { formatDate } from '../lib/format';
-import { loadProjects, refreshProjects, type Project } from '../lib/projects';
+import { loadProjects, type Project, refreshProjects } from '../lib/projects';
 import { useResource } from '../lib/use-resource';
 
 const PROJECT_LIMITS = 'Free includes 1 project, Pro 2, Team any number.';

@@ -1,11 +1,11 @@
-import { useLocation, useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
 import { api, unwrap } from '../api/client';
 import type { operations } from '../api/schema';
+import { EraseUser } from '../components/erasure';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { EraseUser } from '../components/erasure';
 import { Tiles } from '../components/tiles';
 import { formatCount, formatDateTime, formatMoney, isoDay } from '../lib/format';
 import { useResource } from '../lib/use-resource';

@@ -1,12 +1,13 @@
-import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
-import { api, unwrap, type Schemas } from '../api/client';
+import { useRoute } from 'preact-iso';
+import { api, type Schemas, unwrap } from '../api/client';
+import { Exports } from '../components/exports';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
-import { Empty, FailureNotice, Loading, OneTimeSecret, PlanGate } from '../components/states';
-import { type Account, PLAN_LABELS, useAccount } from '../lib/account';
-import { Exports } from '../components/exports';
 import { SendTest } from '../components/send-test';
+import { Empty, FailureNotice, Loading, OneTimeSecret, PlanGate } from '../components/states';
+import { WebSettings } from '../components/web-settings';
+import { type Account, PLAN_LABELS, useAccount } from '../lib/account';
 import { formatDateTime } from '../lib/format';
 import {
   attempts,
@@ -20,7 +21,6 @@ import {
 } from '../lib/integrations';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
-import { WebSettings } from '../components/web-settings';
 
 const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plans.';
 const MEMBERS_PLAN = 'Team members are part of the Team plan.';

@@ -1,5 +1,5 @@
-import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { FailureNotice } from '../components/states';
