@@ -32,7 +32,9 @@ async function commentCount(project: TestProject, feedbackId: string): Promise<n
   return response.body.comment_count;
 }
 
-const isIsoTimestamp = (value: unknown) => typeof value === 'string' && new Date(value).toISOString() === value;
+/** An answer's timestamp: RFC 3339 in whole seconds, UTC (src/core/time.ts). */
+const isIsoTimestamp = (value: unknown) =>
+  typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/.test(value) && !Number.isNaN(Date.parse(value));
 
 describe('POST /feedbacks/:id/comments', () => {
   let project: TestProject;
