@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
  * (`Content-Encoding: gzip`, which SDKs send on /events/track and /events/batch) are inflated as a
  * stream (co-body through `inflation`), and the limit counts the inflated bytes as they come out:
  * reading stops at the limit, so a small body that would inflate to gigabytes costs at most the
- * limit and gets 413 (test/protocol.test.ts measures it). A plain JSON body takes the same path
+ * limit and gets 413 (test/api/protocol.test.ts measures it). A plain JSON body takes the same path
  * as before: nothing here runs unless the parser fails.
  */
 /** The body limits, counted after decompression: JSON bodies, and SDK batches (larger than any other). */
