@@ -2,3 +2,8 @@
 export function clickhouseTimeToIso(value: string): string {
   return new Date(`${value.replace(' ', 'T')}Z`).toISOString();
 }
+
+/** ISO 8601 → ClickHouse DateTime64(3) text in UTC ('2026-01-02 03:04:05.678'), as a parameter of that type parses it. */
+export function isoToClickhouseTime(value: string): string {
+  return new Date(value).toISOString().slice(0, 23).replace('T', ' ');
+}

@@ -72,7 +72,7 @@ export async function createServices(
     const telemetry = createTelemetry();
     // Rows ClickHouse refuses for their data go to PostgreSQL, so both writers isolate them there.
     const deadLetters = new PostgresDeadLetters(sql, logger.child({ component: 'dead-letters' }), telemetry);
-    const eventWriter = new EventWriter(clickhouse, deadLetters, telemetry);
+    const eventWriter = new EventWriter(clickhouse, deadLetters, telemetry, { cluster: config.clickhouseCluster });
     const factWriter = new FactWriter(clickhouse, deadLetters, telemetry);
 
     let redis: Redis | undefined;

@@ -151,7 +151,21 @@ export async function stopService(proc: ServiceProcess): Promise<void> {
 }
 
 /** Copies of each event id of the project in a stopped service's ClickHouse. */
+export type StoredDump = {
+  /** Copies of each stored event id. */
+  copies: Map<string, number>;
+  /** Distinct ids in the event_ids index (the view's rows). */
+  indexed: number;
+  /** Rollup rows (daily and hourly) of the events' days whose counts differ from the events. */
+  rollupMismatches: number;
+};
+
 export async function storedCopies(dataDir: string, projectId: string): Promise<Map<string, number>> {
+  return (await storedDump(dataDir, projectId)).copies;
+}
+
+/** What a stopped service's ClickHouse holds of one project: its events and their dependents. */
+export async function storedDump(dataDir: string, projectId: string): Promise<StoredDump> {
   const proc = spawnScript('test/helpers/clickhouse-dump.ts', {
     ...serviceEnv({}),
     DUMP_DATA_DIR: dataDir,
@@ -161,8 +175,8 @@ export async function storedCopies(dataDir: string, projectId: string): Promise<
   expect(exit.code, proc.describe().slice(-4_000)).toBe(0);
   const line = /^DUMP (.*)$/m.exec(proc.stdout);
   expect(line, proc.describe().slice(-4_000)).not.toBeNull();
-  const { rows } = JSON.parse(line?.[1] ?? '{}') as { rows: [string, number][] };
-  return new Map(rows);
+  const dump = JSON.parse(line?.[1] ?? '{}') as { rows: [string, number][]; indexed: number; rollupMismatches: number };
+  return { copies: new Map(dump.rows), indexed: dump.indexed, rollupMismatches: dump.rollupMismatches };
 }
 
 /**

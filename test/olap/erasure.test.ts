@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rollupMismatches } from '../../src/olap/data-rights/erasure.js';
+import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createSql } from '../../src/oltp/db.js';
 import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
 import { createFeedback, createProject, createProjectOver, type TestProject } from '../helpers/factories.js';

@@ -107,7 +107,12 @@ export function startIngestWorker(deps: {
         if (ranBefore) {
           const result = await serialized(() => deps.writer.write(events, token, { checkAll: true }));
           forgetClaims(events);
-          logger.debug({ jobId: job.id, events: events.length, inserted: result.inserted }, 'events of a re-run job written');
+          const log = result.repaired && (result.repaired.indexRows > 0 || result.repaired.rollupDays > 0) ? logger.warn : logger.debug;
+          log.call(
+            logger,
+            { jobId: job.id, events: events.length, inserted: result.inserted, repaired: result.repaired },
+            'events of a re-run job written',
+          );
         } else {
           await groups.add(events);
         }

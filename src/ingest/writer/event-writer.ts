@@ -1,7 +1,15 @@
+import { uuidv7 } from 'uuidv7';
 import { eventKey, type IngestEvent } from '../../core/event.js';
 import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
-import { findStoredEvents, insertEvents } from '../../olap/tables/events.table.js';
+import {
+  findEventsAsWritten,
+  findStoredEvents,
+  indexedEventKeys,
+  insertEventIndexRows,
+  insertEvents,
+} from '../../olap/tables/events.table.js';
+import { rebuildRollups, rollupMismatches } from '../../olap/tables/rollups.js';
 import { ID_LOOKBACK_MS } from '../id-filter.js';
 import { type DeadLetterStore, deadLetter } from './dead-letters.js';
 import { insertIsolating } from './isolating-insert.js';
@@ -13,15 +21,31 @@ export type WriteResult = {
   deadLettered: number;
   /** For every event checked against the table: the event as stored (by this or an earlier write). */
   stored: Map<string, IngestEvent>;
+  /** What a re-run found cut short by a crash and made whole again (RepairReport). */
+  repaired?: RepairReport;
 };
+
+/** The dependents of events a re-run found short and rebuilt. */
+export type RepairReport = { indexRows: number; rollupDays: number };
 
 export type WriteOptions = {
   /**
-   * Check every event, not only client eventIds, against what is stored: for a batch that may
-   * have been written before (a queue job run again after a crash or a lost answer), whose rows
-   * an earlier insert under another token may already hold.
+   * The batch may have been written before, exactly as it is (a queue job run again after a crash
+   * or a lost answer), by an earlier insert under another token. Every event is then looked up
+   * in events by its own created_at, and what that earlier insert stored is not written again.
+   *
+   * That insert may have been cut by the crash: ClickHouse commits the part of events and the
+   * parts its materialized views write (the event_ids index, the daily and hourly rollups) one
+   * after the other, with nothing binding them (ClickHouse issue 104661). So the dependents of
+   * the events found are checked and made whole: missing index rows are added, and rollup days
+   * that differ from the events are rebuilt from them.
    */
   checkAll?: boolean;
+};
+
+export type EventWriterOptions = {
+  /** The rollup rebuild needs a single server; on a cluster a re-run only repairs the index. */
+  cluster?: string | undefined;
 };
 
 /**
@@ -41,20 +65,30 @@ export class EventWriter {
     private readonly clickhouse: ClickHouseClient,
     private readonly deadLetters: DeadLetterStore,
     private readonly telemetry?: Telemetry,
+    private readonly options: EventWriterOptions = {},
   ) {}
 
   async write(events: IngestEvent[], token: string, options: WriteOptions = {}): Promise<WriteResult> {
     const checked = (event: IngestEvent) => options.checkAll === true || event.id_from_client;
-    const toCheck = events.filter(checked);
+    const clientIds = events.filter((event) => event.id_from_client);
     const stored = new Map<string, IngestEvent>();
-    if (toCheck.length > 0) {
+    if (clientIds.length > 0) {
       const existing = await findStoredEvents(
         this.clickhouse,
-        [...new Set(toCheck.map((event) => event.project_id))],
-        [...new Set(toCheck.map((event) => event.event_id))],
+        [...new Set(clientIds.map((event) => event.project_id))],
+        [...new Set(clientIds.map((event) => event.event_id))],
         ID_LOOKBACK_MS,
       );
       for (const event of existing) stored.set(eventKey(event.project_id, event.event_id), event);
+    }
+    let repaired: RepairReport | undefined;
+    if (options.checkAll === true) {
+      const asWritten = await findEventsAsWritten(this.clickhouse, events);
+      for (const event of asWritten) {
+        const key = eventKey(event.project_id, event.event_id);
+        if (!stored.has(key)) stored.set(key, event);
+      }
+      if (asWritten.length > 0) repaired = await this.repairDependents(asWritten);
     }
     const fresh: IngestEvent[] = [];
     for (const event of events) {
@@ -73,6 +107,39 @@ export class EventWriter {
     await this.deadLetters.record(
       refused.map(({ row, error }) => deadLetter('event', row.project_id, eventKey(row.project_id, row.event_id), row, error)),
     );
-    return { inserted: fresh.length - refused.length, deadLettered: refused.length, stored };
+    return { inserted: fresh.length - refused.length, deadLettered: refused.length, stored, ...(repaired ? { repaired } : {}) };
   }
+
+  /**
+   * Makes the dependents of stored events whole after an insert that may have been cut between
+   * its parts: the index rows they lack are added, and each of their (project, UTC day) rollups
+   * that differs from the events is rebuilt. Safe to repeat; a no-op when nothing was cut.
+   */
+  private async repairDependents(found: IngestEvent[]): Promise<RepairReport> {
+    const indexed = await indexedEventKeys(this.clickhouse, found);
+    const unindexed = found.filter((event) => !indexed.has(eventKey(event.project_id, event.event_id)));
+    await insertEventIndexRows(this.clickhouse, unindexed, `event-ids:repair:${uuidv7()}`);
+    let rollupDays = 0;
+    if (this.options.cluster === undefined) {
+      const target = { client: this.clickhouse };
+      for (const [projectId, days] of daysByProject(found)) {
+        if ((await rollupMismatches(target, projectId, days)) === 0) continue;
+        await rebuildRollups(target, projectId, days);
+        rollupDays += days.length;
+      }
+    }
+    return { indexRows: unindexed.length, rollupDays };
+  }
+}
+
+/** The UTC days (YYYY-MM-DD) of the events' created_at, per project. */
+function daysByProject(events: IngestEvent[]): Map<string, string[]> {
+  const days = new Map<string, Set<string>>();
+  for (const event of events) {
+    const day = new Date(event.created_at).toISOString().slice(0, 10);
+    const ofProject = days.get(event.project_id) ?? new Set<string>();
+    ofProject.add(day);
+    days.set(event.project_id, ofProject);
+  }
+  return new Map([...days].map(([projectId, set]) => [projectId, [...set]]));
 }

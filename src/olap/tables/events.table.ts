@@ -1,6 +1,6 @@
 import type { IngestEvent } from '../../core/event.js';
 import type { ClickHouseClient } from '../clickhouse.js';
-import { clickhouseTimeToIso } from '../time.js';
+import { clickhouseTimeToIso, isoToClickhouseTime } from '../time.js';
 import { batchInsertSettings } from './insert-settings.js';
 
 /**
@@ -63,6 +63,15 @@ export async function findStoredEvents(
   });
   const times = (await ids.json<{ created_at: string }>()).map((row) => row.created_at);
   if (times.length === 0) return [];
+  return storedEventsAt(client, projectIds, times, eventIds);
+}
+
+/**
+ * The stored events among `eventIds` of `projectIds` whose created_at is one of `times`
+ * (ClickHouse DateTime64 text): found through the sort key of events, (project_id, created_at,
+ * event_id), whatever the table holds.
+ */
+async function storedEventsAt(client: ClickHouseClient, projectIds: string[], times: string[], eventIds: string[]): Promise<IngestEvent[]> {
   const result = await client.query({
     query: `
       SELECT project_id, event_id, any(event_name) AS name, any(user_id) AS user, any(properties_raw) AS raw,
@@ -86,4 +95,53 @@ export async function findStoredEvents(
     received_at: clickhouseTimeToIso(row.first_received_at),
     id_from_client: true,
   }));
+}
+
+/**
+ * Which of these events `events` already holds, looked up by each event's own created_at: for a
+ * batch written again exactly as before (a queue job re-run), this needs nothing but the table
+ * itself. The event_ids index is not asked: an insert cut by a crash can leave a row in events
+ * whose index row (written by a materialized view, a separate part) never landed.
+ */
+export async function findEventsAsWritten(client: ClickHouseClient, events: IngestEvent[]): Promise<IngestEvent[]> {
+  if (events.length === 0) return [];
+  return storedEventsAt(
+    client,
+    [...new Set(events.map((event) => event.project_id))],
+    [...new Set(events.map((event) => isoToClickhouseTime(event.created_at)))],
+    [...new Set(events.map((event) => event.event_id))],
+  );
+}
+
+/** The `project:event` keys among these events that the event_ids index holds. */
+export async function indexedEventKeys(client: ClickHouseClient, events: IngestEvent[]): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const result = await client.query({
+    query: `
+      SELECT DISTINCT concat(toString(project_id), ':', toString(event_id)) AS key
+      FROM event_ids
+      WHERE project_id IN {projectIds:Array(UUID)} AND event_id IN {eventIds:Array(UUID)}`,
+    query_params: {
+      projectIds: [...new Set(events.map((event) => event.project_id))],
+      eventIds: [...new Set(events.map((event) => event.event_id))],
+    },
+    format: 'JSONEachRow',
+  });
+  return new Set((await result.json<{ key: string }>()).map((row) => row.key));
+}
+
+/** Index rows for stored events whose own were lost (the view's part of a cut insert). */
+export async function insertEventIndexRows(client: ClickHouseClient, events: IngestEvent[], token: string): Promise<void> {
+  if (events.length === 0) return;
+  await client.insert({
+    table: 'event_ids',
+    format: 'JSONEachRow',
+    values: events.map((event) => ({
+      project_id: event.project_id,
+      event_id: event.event_id,
+      created_at: event.created_at,
+      received_at: event.received_at,
+    })),
+    clickhouse_settings: batchInsertSettings(token),
+  });
 }
