@@ -56,11 +56,19 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
 /**
  * The funnel of one project (docs/insights.md, "Funnel"). ClickHouse's windowFunnel gives each
  * user's level: the longest prefix of steps done in order (times non-decreasing; one event may
- * match consecutive steps) with the last step at most `windowMs` after the first. Its matches are
- * sorted by (time, step) as windowFunnel sorts them, and arrayFold replays windowFunnel's own
- * scan (for each step: the latest start of a chain that reached it), recording when each step is
- * first reached and from which start: the time to convert, which windowFunnel does not return.
+ * match consecutive steps) with the last step at most `windowMs` after the first. The time to
+ * convert, which windowFunnel does not return, comes from replaying windowFunnel's own scan over
+ * the user's matches sorted by (time, step) as windowFunnel sorts them: for each step the latest
+ * start of a chain that reached it, and when each step was first reached and from which start.
  * Both read the same matches, so a user at level k has exactly k recorded times.
+ *
+ * What keeps it fast over a year of events (BENCHMARKS.md, "Insights"):
+ * - only the rows of the step names are read, through the sort key's project and time range;
+ * - per row only its time and the steps it matches are kept, packed in one UInt64;
+ * - the matches are expanded, sorted and replayed only for users at level 2 or more, once
+ *   windowFunnel has run (step 1's time to convert is 0);
+ * - the replay is one pass of array functions per step over all those users at once, not an
+ *   arrayFold, which evaluates its lambda once per element (ten times slower, measured).
  *
  * The window is a validated integer written into the query text: ClickHouse takes aggregate
  * function parameters as literals only.
@@ -78,37 +86,58 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   if (query.breakdown !== undefined) params.breakdownKey = query.breakdown;
   const w = query.windowMs;
   const steps = Array.from({ length: n }, (_, i) => i + 1);
-  // The fold's state: starts[k] is the latest start (ms) of a chain that reached step k, done[k]
-  // the milliseconds from its start when step k was first reached; -1 is "not yet".
-  const set = (arr: string, value: string) => `arrayMap((v, i) -> if(i = x.2, ${value}, v), ${arr}, arrayEnumerate(${arr}))`;
-  const fold = `arrayFold((acc, x) -> (
-        if(x.2 = 1, ${set('acc.1', 'x.1')},
-           if(acc.1[x.2 - 1] >= 0 AND x.1 <= acc.1[x.2 - 1] + ${w}, ${set('acc.1', 'acc.1[x.2 - 1]')}, acc.1)),
-        if(acc.2[x.2] >= 0, acc.2,
-           if(x.2 = 1, ${set('acc.2', '0')},
-              if(acc.1[x.2 - 1] >= 0 AND x.1 <= acc.1[x.2 - 1] + ${w}, ${set('acc.2', 'x.1 - acc.1[x.2 - 1]')}, acc.2)))
-      ), matches, (arrayWithConstant(${n}, toInt64(-1)), arrayWithConstant(${n}, toInt64(-1)))).2`;
+  const flags = conditions.map((_, i) => `c${i + 1}`).join(', ');
+  // A row's matches in one UInt64: its time in ms since the epoch (< 2^53) shifted left by
+  // MAX_FUNNEL_STEPS bits, with bit k-1 set for each step k it matches.
+  const packed = `bitOr(bitShiftLeft(ts, ${MAX_FUNNEL_STEPS}), ${conditions.map((_, i) => `bitShiftLeft(toUInt64(c${i + 1}), ${i})`).join(' + ')})`;
+  // A user's matches as (time, step) pairs, sorted as windowFunnel sorts its events.
+  const matches = `arraySort(arrayFlatten(arrayMap(p -> arrayMap(j -> (toInt64(bitShiftRight(p, ${MAX_FUNNEL_STEPS})), j),
+                      arrayFilter(j -> bitTest(p, j - 1), range(1, ${n + 1}))), packed)))`;
+  // The replay, one array pass per step. starts_k[p]: the latest start (ms) of a chain that had
+  // reached step k at position p of the matches, -1 before any. A step-k match at p reaches step k
+  // from starts_{k-1}[p-1] when it lies within the window of that start. Starts never decrease
+  // along the scan, so the latest one is the last reach carried forward (arrayFill). done_k: the
+  // milliseconds from its start when step k was first reached, -1 if never.
+  const replay = [
+    'arrayMap(x -> x.1, m) AS m_t',
+    'arrayMap(x -> x.2, m) AS m_k',
+    'arrayFill(v -> v >= 0, arrayMap((t, j) -> if(j = 1, t, toInt64(-1)), m_t, m_k)) AS starts_1',
+  ];
+  for (let k = 2; k <= n; k++) {
+    replay.push(
+      `arrayMap((t, j, s) -> if(j = ${k} AND s >= 0 AND t <= s + ${w}, s, toInt64(-1)), m_t, m_k,
+                arrayShiftRight(starts_${k - 1}, 1, toInt64(-1))) AS reach_${k}`,
+      `arrayFill(v -> v >= 0, reach_${k}) AS starts_${k}`,
+      `arrayFirstIndex(v -> v >= 0, reach_${k}) AS first_${k}`,
+      `if(first_${k} = 0, toInt64(-1), m_t[first_${k}] - reach_${k}[first_${k}]) AS done_${k}`,
+    );
+  }
   const rows = await queryRows<{ breakdown: string | null; users: number[]; median_ms: (number | null)[] }>(
     client,
     `SELECT breakdown,
             [${steps.map((k) => `countIf(level >= ${k})`).join(', ')}] AS users,
-            [${steps.map((k) => `if(countIf(level >= ${k}) = 0, NULL, quantileExactInclusiveIf(0.5)(done[${k}], level >= ${k}))`).join(', ')}] AS median_ms
+            [0, ${steps
+              .slice(1)
+              .map((k) => `if(countIf(level >= ${k}) = 0, NULL, quantileExactInclusiveIf(0.5)(done_${k}, level >= ${k}))`)
+              .join(', ')}] AS median_ms
      FROM (
-       SELECT user_id, breakdown,
-              windowFunnel(${w})(ts, ${conditions.map((_, i) => `c${i + 1}`).join(', ')}) AS level,
-              arraySort(arrayFlatten(groupArray(
-                arrayMap(k -> (toInt64(ts), k), arrayFilter(k -> [${conditions.map((_, i) => `c${i + 1}`).join(', ')}][k] = 1, range(1, ${n + 1})))
-              ))) AS matches,
-              ${fold} AS done
+       SELECT breakdown, level,
+              ${replay.join(',\n              ')}
        FROM (
-         SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
-                ${conditions.map((c, i) => `toUInt8(${c}) AS c${i + 1}`).join(', ')}
-         FROM events
-         WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
+         SELECT breakdown, level, if(level >= 2, ${matches}, []) AS m
+         FROM (
+           SELECT user_id, breakdown, windowFunnel(${w})(ts, ${flags}) AS level, groupArray(${packed}) AS packed
+           FROM (
+             SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
+                    ${conditions.map((c, i) => `toUInt8(${c}) AS c${i + 1}`).join(', ')}
+             FROM events
+             WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
+           )
+           GROUP BY user_id, breakdown
+           HAVING level > 0
+         )
        )
-       GROUP BY user_id, breakdown
      )
-     WHERE level > 0
      GROUP BY breakdown`,
     params,
   );

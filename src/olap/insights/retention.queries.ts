@@ -23,40 +23,55 @@ const BUCKET: Record<RetentionInterval, (col: string) => string> = {
 };
 const DAYS_PER_PERIOD: Record<RetentionInterval, number> = { day: 1, week: 7 };
 
+/** Bits of one word of a user's return set (UInt256, ClickHouse's widest integer). */
+const WORD_BITS = 256;
+
 /**
- * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events: per user,
- * the first occurrence of the cohort event and the set of buckets with a return event; a return in
- * the bucket `p` intervals after the cohort's own counts for period p. Period 0 is every cohort
- * member. Rows for empty (cohort, period) pairs are absent.
+ * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events. Buckets
+ * are numbered from the window's first one (0, 1, …). Per user: the first bucket with a cohort
+ * event (by its first occurrence) and the set of buckets with a return event, kept as bits of
+ * UInt256 words (groupBitOr: a few OR instructions per row, where a per-user hash set of
+ * buckets cost four times as much, BENCHMARKS.md). A return in the bucket `p` intervals after the
+ * cohort's own counts for period p. Period 0 is every cohort member. Rows for empty (cohort,
+ * period) pairs are absent.
  */
 export async function retention(client: ClickHouseClient, scope: InsightScope, query: RetentionQuery): Promise<RetentionRow[]> {
   if (!Number.isInteger(query.periods) || query.periods < 1 || query.periods > 52) throw new RangeError('periods: 1 to 52');
   const isCohort = query.cohortEvent === undefined ? '1' : 'event_name = {cohortEvent:String}';
   const isReturn = query.returnEvent === undefined ? '1' : 'event_name = {returnEvent:String}';
   const bucket = BUCKET[query.interval];
-  const params: Record<string, unknown> = { ...scopeParams(scope), periods: query.periods, daysPerPeriod: DAYS_PER_PERIOD[query.interval] };
+  const daysPerPeriod = DAYS_PER_PERIOD[query.interval];
+  // Buckets the window can touch: its days over the period length, plus one for a partial week
+  // at each end; as many words as that takes.
+  const spanDays = Math.ceil((scope.end.getTime() - scope.start.getTime()) / 86_400_000) + 1;
+  const words = Math.max(1, Math.ceil((Math.ceil(spanDays / daysPerPeriod) + 2) / WORD_BITS));
+  const params: Record<string, unknown> = { ...scopeParams(scope), periods: query.periods, daysPerPeriod };
   if (query.cohortEvent !== undefined) params.cohortEvent = query.cohortEvent;
   if (query.returnEvent !== undefined) params.returnEvent = query.returnEvent;
-  const rows = await queryRows<RetentionRow>(
+  const first = `toRelativeDayNum(${bucket("{start:DateTime64(3, 'UTC')}")})`;
+  const wordList = Array.from({ length: words }, (_, w) => w);
+  const rows = await queryRows<{ cohort_start: string; retained: number[] }>(
     client,
-    `SELECT toString(cohort) AS cohort_start, period, count() AS users
+    `SELECT toString(addDays(${bucket("{start:DateTime64(3, 'UTC')}")}, cohort * {daysPerPeriod:UInt32})) AS cohort_start,
+            arrayConcat([count()], sumForEach(arrayMap(p -> toUInt64(bitAnd(bitShiftRight(returns[intDiv(cohort + p, ${WORD_BITS}) + 1], (cohort + p) % ${WORD_BITS}), 1) = 1),
+                                                       range(1, {periods:UInt32} + 1)))) AS retained
      FROM (
-       SELECT ${bucket('first_at')} AS cohort,
-              arrayConcat([0], arrayFilter(p -> p >= 1 AND p <= {periods:UInt32},
-                arrayMap(b -> intDiv(dateDiff('day', cohort, b), {daysPerPeriod:UInt32}), return_buckets))) AS periods
+       SELECT user_id,
+              minIf(b, is_cohort) AS cohort,
+              [${wordList.map((w) => `groupBitOrIf(bitShiftLeft(toUInt256(1), b % ${WORD_BITS}), is_return AND intDiv(b, ${WORD_BITS}) = ${w})`).join(', ')}] AS returns
        FROM (
-         SELECT user_id,
-                minIf(created_at, ${isCohort}) AS first_at,
-                groupUniqArrayIf(${bucket('created_at')}, ${isReturn}) AS return_buckets
+         SELECT user_id, toUInt32(intDiv(toRelativeDayNum(${bucket('created_at')}) - ${first}, {daysPerPeriod:UInt32})) AS b,
+                ${isCohort} AS is_cohort, ${isReturn} AS is_return
          FROM events
          WHERE ${scopeCondition(scope)} AND ((${isCohort}) OR (${isReturn}))
-         GROUP BY user_id
-         HAVING countIf(${isCohort}) > 0
        )
+       GROUP BY user_id
+       HAVING countIf(is_cohort) > 0
      )
-     ARRAY JOIN periods AS period
-     GROUP BY cohort_start, period`,
+     GROUP BY cohort`,
     params,
   );
-  return rows.map((row) => ({ cohort_start: row.cohort_start, period: Number(row.period), users: Number(row.users) }));
+  return rows.flatMap((row) =>
+    row.retained.flatMap((users, period) => (Number(users) > 0 ? [{ cohort_start: row.cohort_start, period, users: Number(users) }] : [])),
+  );
 }
