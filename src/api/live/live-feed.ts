@@ -10,6 +10,8 @@ export type LiveListener = (events: IngestEvent[]) => void;
 export interface LiveFeed {
   /** Events the sink has just acknowledged; cheap and synchronous on the ingestion path. */
   publish(events: readonly IngestEvent[]): void;
+  /** Whether publishing can reach a stream now; false lets the ingestion path skip the feed. */
+  listening(): boolean;
   /**
    * Calls `listener` with every later acknowledged event of the project, of any API process. The
    * promise resolves once the subscription sees every process's events; the function unsubscribes.
@@ -67,6 +69,10 @@ class Fanout {
 export class LocalLiveFeed implements LiveFeed {
   readonly #fanout = new Fanout();
 
+  listening(): boolean {
+    return this.#fanout.size > 0;
+  }
+
   publish(events: readonly IngestEvent[]): void {
     if (this.#fanout.size === 0) return;
     // After the request's own answer is on its way, not inside the sink's call.
@@ -123,6 +129,10 @@ export class RedisLiveFeed implements LiveFeed {
     } catch {
       // Redis unreachable: keep the last answer; ingestion itself reports the outage.
     }
+  }
+
+  listening(): boolean {
+    return this.#someoneListens;
   }
 
   publish(events: readonly IngestEvent[]): void {
