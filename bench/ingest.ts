@@ -17,7 +17,14 @@
  *   (2) events/s end to end through POST /api/v1/events/batch (1000 events a request, N requests
  *       in flight), from the first request until every event is counted in ClickHouse, against
  *       the raw rate of insertEvents (@clickhouse/client insert) of the same rows into the same
- *       chDB, in the same batch size (target >= 0.8).
+ *       chDB, in the same batch size (target >= 0.8);
+ *   (3) SDK-shaped traffic (issue 22): --sdk-clients clients, each with one request in flight, send
+ *       POST /api/v1/events/batch bodies of --sdk-batch events as our SDK sends them (a UUIDv7
+ *       eventId per event, `sentAt` on the envelope), once plain JSON and once gzipped: events/s
+ *       from the first request until ClickHouse counts every event, the service's CPU per event,
+ *       and the ratio against a raw insertEvents of the same rows in batches of the size the
+ *       pipeline's own inserts reached in that phase (the shipper or the queue worker coalesces
+ *       many small requests into one insert; target >= 0.8).
  *
  * Also printed: a supplementary raw rate at the larger insert size the batchers reach by
  * coalescing --batch-concurrency requests, CPU time per request / per event, and for every phase
@@ -40,11 +47,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { uuidv7 } from 'uuidv7';
 import { createSql } from '../src/oltp/db.js';
 import { type CpuBreakdown, cpuBetween, cpuSnapshot, machineBusy } from './cpu.js';
-import type { ControlReply, ControlRequest, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
+import type { ControlReply, ControlRequest, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent, WriterStats } from './protocol.js';
 
 const usage = `npm run bench:ingest -- [options]
   --modes embedded,bullmq   modes to run (default both)
@@ -57,6 +66,9 @@ const usage = `npm run bench:ingest -- [options]
   --raw-concurrency 1       raw insertEvents calls in flight
   --wait-idle 60            before each measured phase, wait up to this many seconds for
                             the machine to be idle (0: do not wait; a busy machine is reported)
+  --sdk-events 100000       events per SDK-shaped phase (one plain, one gzipped)
+  --sdk-batch 20            events per SDK request
+  --sdk-clients 50          SDK clients sending at once, one request in flight each
   --cpu-prof DIR            write V8 CPU profiles of the service processes into DIR
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379)`;
@@ -72,6 +84,9 @@ const { values: args } = parseArgs({
     'batch-concurrency': { type: 'string', default: '4' },
     'raw-concurrency': { type: 'string', default: '1' },
     'wait-idle': { type: 'string', default: '60' },
+    'sdk-events': { type: 'string', default: '100000' },
+    'sdk-batch': { type: 'string', default: '20' },
+    'sdk-clients': { type: 'string', default: '50' },
     'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -97,6 +112,9 @@ const options = {
   batchConcurrency: intArg('batch-concurrency'),
   rawConcurrency: intArg('raw-concurrency'),
   waitIdle: Math.max(0, Number(args['wait-idle']) || 0),
+  sdkEvents: intArg('sdk-events'),
+  sdkBatch: intArg('sdk-batch'),
+  sdkClients: intArg('sdk-clients'),
   cpuProfDir: args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined,
 };
 type Mode = 'embedded' | 'bullmq';
@@ -217,7 +235,7 @@ async function api<T>(base: string, method: string, urlPath: string, body: unkno
   return JSON.parse(text) as T;
 }
 
-function post(agent: http.Agent, port: number, urlPath: string, headers: Record<string, string>, body: string) {
+function post(agent: http.Agent, port: number, urlPath: string, headers: Record<string, string>, body: string | Buffer) {
   return new Promise<{ status: number; text: string }>((resolve, reject) => {
     const request = http.request(
       { host: '127.0.0.1', port, path: urlPath, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
@@ -276,14 +294,50 @@ function batchTemplates(count: number, size: number): SdkEvent[][] {
   );
 }
 
+/**
+ * What our SDK sends (sdk/src/delivery.ts): `requests` /events/batch envelopes of `size` events,
+ * each event with its own UUIDv7 eventId, the envelope with the device's `sentAt`.
+ */
+function sdkBatches(requests: number, size: number): SdkEvent[][] {
+  const now = Date.now();
+  return Array.from({ length: requests }, (_, r) =>
+    Array.from({ length: size }, (_, i) => {
+      const n = r * size + i;
+      return {
+        eventName: EVENT_NAMES[n % EVENT_NAMES.length] as string,
+        userId: `user-${(r * 7919) % 50_000}`,
+        eventId: uuidv7(),
+        properties: { screen: SCREENS[n % SCREENS.length], app_version: '3.14.1', platform: r % 3 === 0 ? 'android' : 'ios' },
+        timestamp: new Date(now - (size - i) * 1_000).toISOString(),
+      };
+    }),
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
 type Phase = { cpu: CpuBreakdown; loop: LoopDelay | undefined; busyBefore: number; wallMs: number };
 type HttpFigures = { rps: number; p50: number; p99: number; ok: number; non2xx: number; errors: number; phase: Phase };
 type VisibilityLag = { markers: number; p50Ms: number; p99Ms: number; maxMs: number };
+type SdkFigures = {
+  gzip: boolean;
+  events: number;
+  requests: number;
+  /** Bytes on the wire per request, on average. */
+  bodyBytes: number;
+  ackMs: number;
+  visibleMs: number;
+  rate: number;
+  phase: Phase;
+  /** The pipeline's own inserts during the phase: how many, and their average size. */
+  inserts: number;
+  insertSize: number;
+  raw: RawInsertResult & { rate: number; phase: Phase };
+};
 type ModeResult = {
   mode: Mode;
+  sdk: SdkFigures[];
   bare: HttpFigures;
   track: HttpFigures & { visible: number; visibleAfterMs: number; lag: VisibilityLag };
   /** The same /events/track load with a sink that stores nothing: the request path alone. */
@@ -438,6 +492,96 @@ function visibilityProbe(service: Child, project: { id: string; api_key: string 
   };
 }
 
+/**
+ * (3) SDK-shaped traffic into `project`: --sdk-clients senders, one request in flight each, until
+ * --sdk-events events are acknowledged, then until ClickHouse counts them all; then the same rows
+ * inserted raw into `rawProject` at the insert size the pipeline reached meanwhile.
+ */
+async function sdkPhase(
+  mode: Mode,
+  server: Child,
+  project: { id: string; api_key: string },
+  rawProject: { id: string },
+  gzip: boolean,
+): Promise<SdkFigures> {
+  const requests = Math.ceil(options.sdkEvents / options.sdkBatch);
+  const total = requests * options.sdkBatch;
+  const batches = sdkBatches(requests, options.sdkBatch);
+  // Bodies made (and compressed) before the clock starts, as each device does on its own CPU.
+  const sentAt = new Date().toISOString();
+  const bodies = batches.map((events) => {
+    const json = JSON.stringify({ sentAt, events });
+    return gzip ? gzipSync(json) : Buffer.from(json);
+  });
+  const bodyBytes = bodies.reduce((n, b) => n + b.length, 0) / bodies.length;
+  const label = `${mode} SDK batches of ${options.sdkBatch}${gzip ? ', gzip' : ''}`;
+  log(`${label}: ${total} events, ${options.sdkClients} clients, ${f0(bodyBytes)} bytes a request`);
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-api-key': project.api_key };
+  if (gzip) headers['content-encoding'] = 'gzip';
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.sdkClients });
+  const expectedPrefix = `{"accepted":${options.sdkBatch},`;
+  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+  await server.request({ op: 'writes', reset: true });
+  let next = 0;
+  let failed = 0;
+  const run = await phase(
+    label,
+    server,
+    async () => {
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: options.sdkClients }, async () => {
+          while (next < requests) {
+            const body = bodies[next++] as Buffer;
+            const response = await post(agent, server.port, '/api/v1/events/batch', headers, body);
+            if (response.status !== 200 || !response.text.startsWith(expectedPrefix)) {
+              failed++;
+              if (failed <= 3) log(`${label}: /events/batch answered ${response.status}: ${response.text.slice(0, 200)}`);
+            }
+          }
+        }),
+      );
+      const acked = performance.now();
+      if (failed > 0) throw new Error(`${failed} SDK-shaped /events/batch requests failed`);
+      const visible = await waitForCount(server, project.id, total, 300_000);
+      return { ackMs: acked - started, visibleMs: visible.at - started };
+    },
+    true,
+  );
+  agent.destroy();
+  const writes = await server.request<WriterStats>({ op: 'writes', reset: true });
+  const insertSize = Math.max(1, Math.round(writes.events / Math.max(1, writes.writes)));
+  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+  log(`raw insertEvents of the ${label} rows: ${total} rows, ${insertSize} a batch (the pipeline's average insert)`);
+  const rawRun = await phase(
+    `${label}: raw insertEvents ${insertSize}`,
+    server,
+    () =>
+      server.request<RawInsertResult>({
+        op: 'rawInsert',
+        projectId: rawProject.id,
+        templates: batches,
+        total,
+        batchSize: insertSize,
+        concurrency: options.rawConcurrency,
+      }),
+    false,
+  );
+  if (rawRun.result.visible !== total) throw new Error(`raw insert: ${rawRun.result.visible} of ${total} rows visible`);
+  return {
+    gzip,
+    events: total,
+    requests,
+    bodyBytes,
+    ...run.result,
+    rate: (total / run.result.visibleMs) * 1000,
+    phase: run.phase,
+    inserts: writes.writes,
+    insertSize,
+    raw: { ...rawRun.result, rate: (rawRun.result.rows / rawRun.result.ms) * 1000, phase: rawRun.phase },
+  };
+}
+
 async function runMode(mode: Mode): Promise<ModeResult> {
   log(`--- ${mode} ---`);
   // A fresh database, migrated by the server at start-up like `npm start` does.
@@ -496,6 +640,8 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   const rawProject = await project('bench raw');
   const rawLargeProject = await project('bench raw large');
   const markerProject = await project('bench visibility markers');
+  const sdkProjects = [await project('bench sdk plain'), await project('bench sdk gzip')];
+  const sdkRawProjects = [await project('bench sdk raw plain'), await project('bench sdk raw gzip')];
 
   // (1a) bare Koa, in its own process, while the service is idle.
   log(`bare Koa: autocannon ${options.connections} connections, ${options.duration} s`);
@@ -643,8 +789,14 @@ async function runMode(mode: Mode): Promise<ModeResult> {
     batchSize: largeBatch,
   };
 
+  // (3) SDK-shaped traffic, plain and gzipped.
+  const sdk: SdkFigures[] = [];
+  for (const [i, gzip] of [false, true].entries()) {
+    sdk.push(await sdkPhase(mode, server, sdkProjects[i] as { id: string; api_key: string }, sdkRawProjects[i] as { id: string }, gzip));
+  }
+
   await runCleanups();
-  return { mode, bare, track, trackNoop, batch, raw, rawLarge };
+  return { mode, sdk, bare, track, trackNoop, batch, raw, rawLarge };
 }
 
 async function deleteRedisKeys(pattern: string): Promise<void> {
@@ -802,6 +954,41 @@ function report(results: ModeResult[]): string {
       ]),
     ),
     '',
+    `### (3) SDK-shaped traffic: POST /api/v1/events/batch, ${options.sdkBatch} events with eventIds a request, ${options.sdkClients} clients, vs raw insertEvents of the same rows at the pipeline's insert size`,
+    '',
+    table(
+      [
+        'mode',
+        'body',
+        'events',
+        'bytes/request',
+        'all acked after s',
+        'all visible after s',
+        'events/s e2e',
+        'service CPU µs/event',
+        'pipeline inserts (avg rows)',
+        'raw insertEvents events/s',
+        'raw CPU µs/event',
+        'e2e / raw',
+      ],
+      results.flatMap((r) =>
+        r.sdk.map((x) => [
+          r.mode,
+          x.gzip ? 'gzip' : 'JSON',
+          f0(x.events),
+          f0(x.bodyBytes),
+          f2(x.ackMs / 1000),
+          f2(x.visibleMs / 1000),
+          f0(x.rate),
+          perUnit(x.phase, x.events, 1000)[0],
+          `${f0(x.inserts)} (${f0(x.insertSize)})`,
+          f0(x.raw.rate),
+          perUnit(x.raw.phase, x.raw.rows, 1000)[0],
+          verdict(x.rate / x.raw.rate, BATCH_TARGET),
+        ]),
+      ),
+    ),
+    '',
     '### Ratios',
     '',
     table(
@@ -851,6 +1038,10 @@ function report(results: ModeResult[]): string {
         cpuRow(r.mode, '/events/batch e2e', r.batch.phase),
         cpuRow(r.mode, 'raw insertEvents', r.raw.phase),
         cpuRow(r.mode, 'raw insertEvents (suppl.)', r.rawLarge.phase),
+        ...r.sdk.flatMap((x) => [
+          cpuRow(r.mode, `SDK batches${x.gzip ? ', gzip' : ''}`, x.phase),
+          cpuRow(r.mode, `SDK batches${x.gzip ? ', gzip' : ''}: raw insertEvents`, x.raw.phase),
+        ]),
       ]),
     ),
     '',
@@ -889,7 +1080,12 @@ async function main() {
       '',
     ].join('\n'),
   );
-  const missed = results.some((r) => r.track.rps / r.bare.rps < (TRACK_TARGET[r.mode] ?? 0.6) || r.batch.rate / r.raw.rate < BATCH_TARGET);
+  const missed = results.some(
+    (r) =>
+      r.track.rps / r.bare.rps < (TRACK_TARGET[r.mode] ?? 0.6) ||
+      r.batch.rate / r.raw.rate < BATCH_TARGET ||
+      r.sdk.some((x) => x.rate / x.raw.rate < BATCH_TARGET),
+  );
   if (missed) process.stdout.write('\nAt least one target was missed (see BENCHMARKS.md).\n');
 }
 

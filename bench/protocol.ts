@@ -32,6 +32,11 @@ export type ControlRequest =
    * measurement shows what the request path alone (auth, limits, validation, logging) costs.
    */
   | { op: 'sink'; noop: boolean }
+  /**
+   * How many EventWriter writes (ClickHouse inserts of the shipper or the queue worker) and events
+   * since the last reset: the insert size the pipeline reached. `reset` starts anew.
+   */
+  | { op: 'writes'; reset: boolean }
   /** Flush, stop the workers, delete the queue's Redis keys, close every client, exit. */
   | { op: 'shutdown' };
 
@@ -43,4 +48,5 @@ export type ControlReply = { id: number; ok: true; result: unknown } | { id: num
 export type ReadyMessage = { ready: true; port: number };
 
 export type RawInsertResult = { rows: number; batches: number; ms: number; visible: number };
+export type WriterStats = { writes: number; events: number };
 export type LoopDelay = { p50Ms: number; p99Ms: number; maxMs: number };

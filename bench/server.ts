@@ -19,7 +19,7 @@ import { insertEvents } from '../src/olap/tables/events.table.js';
 import { migrateAll } from '../src/runtime/bootstrap.js';
 import { createServices } from '../src/runtime/services.js';
 import { startWorkers } from '../src/workers/runner.js';
-import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent } from './protocol.js';
+import type { ControlMessage, ControlReply, LoopDelay, RawInsertResult, ReadyMessage, SdkEvent, WriterStats } from './protocol.js';
 
 if (!process.send) throw new Error('bench/server.ts is forked by bench/ingest.ts (it needs an IPC channel)');
 const send = (message: ControlReply | ReadyMessage) => process.send?.(message);
@@ -36,6 +36,14 @@ let noopSink = false;
 const eventSink: EventSink = {
   submit: (events) => (noopSink ? Promise.resolve(events) : services.eventSink.submit(events)),
   close: () => services.eventSink.close(),
+};
+// Counts the pipeline's inserts (op 'writes'): the raw baseline is timed at the size they reach.
+const writerStats = { writes: 0, events: 0 };
+const write = services.eventWriter.write.bind(services.eventWriter);
+services.eventWriter.write = (events, token, writeOptions) => {
+  writerStats.writes++;
+  writerStats.events += events.length;
+  return write(events, token, writeOptions);
 };
 const app = buildApp({ ...services, eventSink, operatorToken, lifecycle });
 const server: Server = app.listen(config.port, config.host);
@@ -168,6 +176,11 @@ async function handle(message: ControlMessage): Promise<unknown> {
     case 'sink':
       noopSink = message.noop;
       return null;
+    case 'writes': {
+      const stats = { ...writerStats } satisfies WriterStats;
+      if (message.reset) Object.assign(writerStats, { writes: 0, events: 0 });
+      return stats;
+    }
     case 'shutdown':
       await shutdown();
       return null;
