@@ -101,6 +101,21 @@ describe('the SQL console', () => {
     await page.keyboard.type('SELECT 42 AS answer');
     await page.keyboard.press('Escape');
     expect(await editorText(page)).toBe('SELECT 42 AS answer');
+    // Completion offers the schema's columns with their types: bare for events, after `facts.` for facts.
+    const options = page.locator('.cm-tooltip-autocomplete li');
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('SELECT properties_r');
+    await options.filter({ hasText: 'properties_raw' }).waitFor();
+    expect(await options.first().textContent()).toBe('properties_rawString');
+    // CodeMirror ignores Enter for 75 ms after the list opens (interactionDelay), so a list that
+    // pops up just as one presses Enter does not take the keystroke.
+    await page.waitForTimeout(150);
+    await page.keyboard.press('Enter');
+    await page.keyboard.type(', facts.categ');
+    await options.filter({ hasText: 'category' }).first().waitFor();
+    await page.waitForTimeout(150);
+    await page.keyboard.press('Enter');
+    expect(await editorText(page)).toBe('SELECT properties_raw, facts.category');
     // Tab leaves the editor: the keyboard is never trapped in it.
     await page.locator('.cm-content').click();
     await page.keyboard.press('Tab');
@@ -238,6 +253,26 @@ describe('the SQL console', () => {
     await expect.poll(() => alert.locator('pre').textContent()).toBe(engineError);
     expect(await page.getByTestId('error-code').textContent()).toBe(code);
     expect(await alert.textContent()).toContain('ClickHouse refused the query');
+  });
+
+  it('asks to wait when the account already runs two queries (429), then retries', async () => {
+    const { page } = await consoleTab();
+    // Two queries of the same account that run until the route's time limit (5 s with chDB).
+    const slow = 'SELECT sum(number) FROM numbers(100000000000)';
+    const busy = [0, 1].map(() =>
+      server.request('POST', `/api/v1/projects/${own.id}/sql`, { bearer: own.account.adminToken, body: { query: slow } }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await writeQuery(page, 'SELECT 7 AS seven');
+    await page.keyboard.press('Control+Enter');
+    await page.getByText(/Too many requests: the service asks to wait/).waitFor();
+    // They end at the limit: the one in the engine with a 400 (timed out), the one waiting for the
+    // engine's single turn with a 429 (its time ran out while it waited).
+    for (const response of await Promise.all(busy)) expect([400, 429]).toContain(response.status);
+    const retry = page.getByRole('button', { name: /^Retry/ });
+    await expect.poll(() => retry.textContent()).toBe('Retry now');
+    await retry.click();
+    await expect.poll(() => resultRows(page)).toEqual([['7']]);
   });
 
   it('says what the Free plan leaves out: custom event names are not readable', async () => {

@@ -19,7 +19,7 @@ type Run =
   | { state: 'idle' }
   | { state: 'running'; previous: Run }
   | { state: 'done'; result: Result; totalMs: number; id: number }
-  | { state: 'failed'; failure: ApiFailure };
+  | { state: 'failed'; failure: ApiFailure; sql: string };
 
 /** The tables POST /projects/:id/sql reads (docs/project-sql.md); the engine describes their columns. */
 const TABLES = ['events', 'facts', 'events_daily', 'events_hourly'] as const;
@@ -83,7 +83,7 @@ export function SqlConsolePage() {
     } catch (error) {
       if (mine !== ticket.current) return;
       const failure = error instanceof ApiFailure ? error : ApiFailure.network(error);
-      setRun({ state: 'failed', failure });
+      setRun({ state: 'failed', failure, sql });
       // A refusal is worth keeping too: it is the query the owner is fixing.
       if (failure.status === 400) setHistory(addToHistory(projectId, { sql, ranAt, rows: null, elapsedMs: null, error: failure.reason }));
     }
@@ -144,7 +144,7 @@ export function SqlConsolePage() {
         </section>
         <SchemaPanel schema={schema} />
       </div>
-      <Results run={run} />
+      <Results run={run} onRetry={(sql) => void execute(sql)} />
       <div class="sql-layout">
         <SavedQueries projectId={projectId} saved={saved} text={text} onOpen={open} busy={running} />
         <History
@@ -189,14 +189,14 @@ function SchemaPanel({ schema }: { schema: Resource<SqlSchema> }) {
   );
 }
 
-function Results({ run }: { run: Run }) {
+function Results({ run, onRetry }: { run: Run; onRetry: (sql: string) => void }) {
   const shown = run.state === 'running' ? run.previous : run;
   return (
     <section class="card" aria-labelledby="result-heading" aria-busy={run.state === 'running'}>
       <h2 id="result-heading">Result</h2>
       {run.state === 'running' && <Loading what="the result" />}
       {shown.state === 'idle' && run.state !== 'running' && <Empty>Run a query to see its rows here.</Empty>}
-      {shown.state === 'failed' && <QueryFailure failure={shown.failure} />}
+      {shown.state === 'failed' && <QueryFailure failure={shown.failure} onRetry={() => onRetry(shown.sql)} />}
       {shown.state === 'done' && <ResultTable key={shown.id} result={shown.result} totalMs={shown.totalMs} />}
     </section>
   );
@@ -207,8 +207,8 @@ function Results({ run }: { run: Run }) {
  * `Code: 60. DB::Exception: … (UNKNOWN_TABLE)` from ClickHouse, or the isolation's refusal),
  * every other failure (401, 402, 429, 5xx) as the other pages show it.
  */
-function QueryFailure({ failure }: { failure: ApiFailure }) {
-  if (failure.status !== 400 || !failure.reason.startsWith('query: ')) return <FailureNotice failure={failure} />;
+function QueryFailure({ failure, onRetry }: { failure: ApiFailure; onRetry: () => void }) {
+  if (failure.status !== 400 || !failure.reason.startsWith('query: ')) return <FailureNotice failure={failure} onRetry={onRetry} />;
   const message = failure.reason.slice('query: '.length);
   const code = /\bCode: (\d+)\./.exec(message)?.[1];
   const name = [...message.matchAll(/\(([A-Z][A-Z0-9_]+)\)/g)].at(-1)?.[1];
