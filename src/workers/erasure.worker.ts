@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js';
 import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 import { deleteProjectData, deleteUserEvents, eraseUserFacts, eventDaysOfUser } from '../olap/data-rights/erasure.js';
-import type { ClickHouseTarget } from '../olap/tables/mutations.js';
+import type { ClickHouseTarget } from '../olap/mutations.js';
 import { rebuildRollups } from '../olap/tables/rollups.js';
 import type { Sql } from '../oltp/db.js';
 import { deleteDeadLettersOfUser } from '../oltp/dead-letters.repo.js';
