@@ -9,6 +9,7 @@ const PROJECT_PAGES = [
   { slug: 'feedback', label: 'Feedback' },
   { slug: 'users', label: 'SDK users' },
   { slug: 'metrics', label: 'Metrics' },
+  { slug: 'sql', label: 'SQL console' },
   { slug: 'settings', label: 'Settings' },
 ] as const;
 
