@@ -109,10 +109,15 @@ async function main() {
     const start = now - 365 * DAY + 60_000;
     const loadStarted = performance.now();
     let loaded = 0;
+    // xorshift32, seeded: the same data every run. (The earlier linear congruential step lost
+    // precision in doubles and tied each draw to the previous one: only ~1% of users ever did
+    // open_app, so funnels had almost no conversions to compute.)
     let seed = 12345;
     const rand = () => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed / 0x7fffffff;
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) / 4294967296;
     };
     const receivedAt = new Date().toISOString();
     const makeEvents = (projectId: string, count: number): IngestEvent[] =>
