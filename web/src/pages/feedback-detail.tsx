@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
+import { FeatureImpact } from '../components/feature-impact';
 import { FeedbackLink } from '../components/feedback-link';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
@@ -49,6 +50,7 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
           </section>
         )}
         <About projectId={projectId} item={item} />
+        {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <Comments projectId={projectId} item={item} onChanged={onChanged} />
       </div>
       <div class="stack">
