@@ -189,6 +189,9 @@ describe('accessibility, at 1280x800 and 390x844', () => {
     { name: 'sdk-users', path: `/projects/${team.projectId}/users`, ready: 'SDK users', wait: 'customer-11' },
     { name: 'metrics', path: `/projects/${team.projectId}/metrics`, ready: 'Metrics', wait: 'Older events' },
     { name: 'settings', path: `/projects/${team.projectId}/settings`, ready: 'Settings', wait: 'No team member yet' },
+    { name: 'funnels', path: `/projects/${team.projectId}/funnels`, ready: 'Funnels', wait: 'Choose two to ten steps' },
+    { name: 'retention', path: `/projects/${team.projectId}/retention`, ready: 'Retention', wait: 'Choose the events' },
+    { name: 'live', path: `/projects/${team.projectId}/live`, ready: 'Live', wait: 'Live: new events appear' },
     { name: 'not-found', path: `/projects/${team.projectId}/no-such-page`, ready: 'Page not found' },
   ];
 
@@ -213,7 +216,7 @@ describe('accessibility, at 1280x800 and 390x844', () => {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, 'inbox-phone.png'), fullPage: true });
         }
       }
-      // Seven pages, each loaded and checked by axe: past 90 s on a loaded machine.
+      // Ten pages, each loaded and checked by axe: past 90 s on a loaded machine.
     }, 240_000);
   }
 
