@@ -93,7 +93,9 @@ export async function shipDatesAnswer(
     items: rows.flatMap((row) => {
       const title = named.get(row.feedback_id);
       // A deleted item has no page to link to: it is left out.
-      return title === undefined ? [] : [{ feedback_id: row.feedback_id, title, shipped_at: wholeSeconds(clickhouseTimeToIso(row.shipped)) }];
+      return title === undefined
+        ? []
+        : [{ feedback_id: row.feedback_id, title, shipped_at: wholeSeconds(clickhouseTimeToIso(row.shipped)) }];
     }),
   };
 }
