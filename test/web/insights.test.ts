@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -10,6 +11,8 @@ vi.setConfig(BROWSER_TEST_TIMEOUTS);
  * matrix computed from events tracked through the API, the live view receiving events as they are
  * tracked, and feature impact on an item's page from linking its events to adoption and MRR.
  */
+/** UPDATE_SCREENSHOTS=1 also writes docs/screenshots/{funnels,retention,live,impact}.png. */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
 const DAY_MS = 86_400_000;
 const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
 /** Noon (UTC) `daysAgo` days ago, plus `seconds`. */
@@ -138,6 +141,7 @@ describe('funnels', () => {
         ]),
       );
       await assertQuality(page, `funnels (${size})`);
+      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `funnels-${size}.png`), fullPage: true });
     }
   });
 
@@ -196,6 +200,7 @@ describe('retention', () => {
       // The matrix is a real table: column and row headers name each cell.
       expect(await matrix.getByRole('columnheader').allTextContents()).toEqual(['Cohort', 'Users', 'Day 0', 'Day 1', 'Day 2', 'Day 3']);
       await assertQuality(page, `retention (${size})`);
+      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `retention-${size}.png`), fullPage: true });
     }
   });
 });
@@ -226,6 +231,7 @@ describe('live', () => {
     const firstEvent = page.getByTestId('live-events').locator('tbody tr').first().locator('td').nth(1);
     await expect.poll(() => firstEvent.textContent()).toBe('while_paused');
     await assertQuality(page, 'live (desktop)');
+    if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, 'live.png'), fullPage: true });
     // Leaving the page closes its stream and frees its slot.
     await page.close();
   });
@@ -312,6 +318,7 @@ describe('feature impact', () => {
     await expect.poll(() => impact.locator('figure.chart').getAttribute('data-drawn')).toBe('day:61:marks=1');
     expect(await impact.locator('figure.chart figcaption').textContent()).toContain('shipped on');
     await assertQuality(page, 'feature impact (desktop)');
+    if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, 'impact.png'), fullPage: true });
 
     // The metrics chart marks the ship date, and names the item.
     await page.goto(`${server.url}/projects/${project.projectId}/metrics`);

@@ -22,7 +22,11 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
         height: HEIGHT,
         legend: { show: false },
         cursor: { show: false },
-        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] } },
+        scales: {
+          // Half a bucket of room on each side, so the first and last bars are drawn whole.
+          x: { time: true, range: (_u, min, max) => [min - 30, max + 30] },
+          y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
+        },
         axes: [
           { stroke: '#3d4451', grid: { show: false }, size: 28, font: '11px system-ui, sans-serif' },
           { stroke: '#3d4451', grid: { stroke: '#e6e8ee' }, size: 36, ticks: { show: false }, font: '11px system-ui, sans-serif' },
@@ -58,7 +62,8 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
   }, [label]);
 
   useEffect(() => {
-    chart.current?.setData([times, counts]);
+    // An empty minute draws no bar (a zero-height bar would still draw its outline).
+    chart.current?.setData([times, counts.map((n) => (n === 0 ? null : n))]);
   }, [times, counts]);
 
   return (

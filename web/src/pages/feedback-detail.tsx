@@ -33,7 +33,7 @@ export function FeedbackDetailPage() {
 
 /**
  * One item, the conversation first: the description and the comment thread with the reply box
- * in the main column, the status, the merge, the voters and the deletion beside it (below it on
+ * in the main column, the status, the merge, the voters, the feature's impact and the deletion beside it (below it on
  * a phone). A merged item is read-only: its votes and comments live on in its target.
  */
 function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
@@ -50,13 +50,13 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
           </section>
         )}
         <About projectId={projectId} item={item} />
-        {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <Comments projectId={projectId} item={item} onChanged={onChanged} />
       </div>
       <div class="stack">
         {!merged && <StatusForm projectId={projectId} item={item} onChanged={onChanged} />}
         {!merged && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
         <Voters projectId={projectId} item={item} />
+        {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <DeleteItem projectId={projectId} item={item} />
       </div>
     </div>
