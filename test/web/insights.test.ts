@@ -325,4 +325,25 @@ describe('feature impact', () => {
     await page.getByTestId('ship-dates').getByRole('link', { name: 'Export as PDF' }).waitFor();
     await expect.poll(() => page.locator('figure.chart').getAttribute('data-drawn')).toMatch(/^day:30:marks=1$/);
   });
+
+  it('on Free, a linked custom event is the plan gate with its message, and the links can still be changed', async () => {
+    const free = await accountWithProject(server, 'free', 'Free impact app');
+    const item = await createFeedback(server, free.apiKey, 'Calendar sync');
+    const put = await server.request('PUT', `/api/v1/projects/${free.projectId}/feedbacks/${item.id}/impact`, {
+      bearer: free.token,
+      body: { eventNames: ['synced_calendar'] },
+    });
+    expect(put.status).toBe(200);
+    const { page } = await signedIn(`/projects/${free.projectId}/feedback/${item.id}`, VIEWPORTS.phone, free.token);
+    const impact = page.getByRole('region', { name: 'Feature impact' });
+    const gate = impact.getByRole('note', { name: 'Plan limit' });
+    await gate.waitFor();
+    expect(await gate.textContent()).toContain('custom event "synced_calendar" requires the Pro or Team plan');
+    await impact.getByRole('button', { name: 'Change linked events' }).click();
+    await impact.getByLabel('Event name').fill('feedback_detail');
+    await impact.getByRole('button', { name: 'Add event' }).click();
+    await impact.getByRole('button', { name: 'Save linked events' }).click();
+    await impact.getByTestId('impact-not-shipped').waitFor();
+    await assertQuality(page, 'feature impact plan gate (phone)');
+  });
 });

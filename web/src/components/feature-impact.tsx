@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { formatCount, formatDate, formatDateTime, formatMoney, formatPercent } from '../lib/format';
@@ -32,12 +32,31 @@ export function FeatureImpact({ projectId, feedbackId, status }: { projectId: st
   );
   // 404 on an item this page shows: no events are linked to it yet.
   const unlinked = impact.state === 'failed' && impact.failure.status === 404;
+  // A 402 names a linked event the plan cannot read: the links can still be changed.
+  const gated = impact.state === 'failed' && impact.failure.status === 402;
   const linked = impact.data?.event_names ?? [];
+  // Just completed: the ship time reaches the answer once the status change is relayed (about a
+  // second): ask again a few times rather than show "not shipped" until a reload.
+  const awaitingShip = status === 'completed' && impact.state === 'ready' && impact.data.shipped_at === null;
+  const [polls, setPolls] = useState(0);
+  useEffect(() => {
+    if (!awaitingShip || polls >= 15) return;
+    const timer = setTimeout(() => {
+      setPolls((n) => n + 1);
+      impact.reload();
+    }, 2000);
+    return () => clearTimeout(timer);
+  }, [awaitingShip, polls]);
   return (
     <section class="card impact" aria-labelledby="impact-heading" aria-busy={impact.state === 'loading'}>
       <h2 id="impact-heading">Feature impact</h2>
       {impact.state === 'loading' && !impact.data && <Loading what="the feature impact" />}
       {impact.state === 'failed' && !unlinked && <FailureNotice failure={impact.failure} onRetry={impact.reload} planHint={PRO_IMPACT} />}
+      {gated && !editing && (
+        <button type="button" onClick={() => setEditing(true)}>
+          Change linked events
+        </button>
+      )}
       {(unlinked || editing) && (
         <LinkForm
           projectId={projectId}
