@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { session } from './lib/session';
 import { FeedbackDetailPage } from './pages/feedback-detail';
 import { FunnelsPage } from './pages/funnels';
@@ -12,6 +12,9 @@ import { RetentionPage } from './pages/retention';
 import { SdkUsersPage } from './pages/sdk-users';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
+
+/** The SQL console brings its editor (CodeMirror): loaded when the page is opened, not with the first page. */
+const SqlConsolePage = lazy(() => import('./pages/sql-console').then((page) => page.SqlConsolePage));
 
 /** Every page has its own URL, so a link to it can be shared (it asks the receiver to sign in first). */
 export function App() {
@@ -29,6 +32,7 @@ export function App() {
           <Route path="/projects/:id/funnels" component={FunnelsPage} />
           <Route path="/projects/:id/retention" component={RetentionPage} />
           <Route path="/projects/:id/live" component={LivePage} />
+          <Route path="/projects/:id/sql" component={SqlConsolePage} />
           <Route path="/projects/:id/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />
         </Router>

@@ -12,6 +12,7 @@ const PROJECT_PAGES = [
   { slug: 'funnels', label: 'Funnels' },
   { slug: 'retention', label: 'Retention' },
   { slug: 'live', label: 'Live' },
+  { slug: 'sql', label: 'SQL console' },
   { slug: 'settings', label: 'Settings' },
 ] as const;
 
