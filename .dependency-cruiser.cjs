@@ -32,7 +32,7 @@ module.exports = {
     {
       name: 'olap-concerns-apart',
       comment:
-        'Each concern of src/olap (tables/, metrics/, readonly/, data-rights/) uses only itself and the shared root (the client, migrations, time).',
+        'Each concern of src/olap (tables/, metrics/, readonly/, data-rights/) uses only itself and the shared root (the client, migrations, mutations, time).',
       severity: 'error',
       from: { path: '^src/olap/([^/]+)/' },
       to: { path: '^src/olap/[^/]+/', pathNot: '^src/olap/$1/' },

@@ -12,6 +12,16 @@ export interface EventSink {
   start?(): void;
   /** Flushes what is buffered; later submits are refused. */
   close(): Promise<void>;
+  /**
+   * Whether every event acknowledged before `before` is in ClickHouse, where the sink itself moves
+   * events there (the local log). An erasure waits for it before it deletes.
+   */
+  settledBefore?(before: Date): Promise<boolean>;
+  /**
+   * Removes from the sink's own disk the raw events already in ClickHouse (the local log's
+   * segments), so an erased user's events do not outlive the erasure there.
+   */
+  purgeShipped?(): Promise<void>;
 }
 
 export class SinkUnavailableError extends Error {

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js';
 import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 import { deleteProjectData, deleteUserEvents, eraseUserFacts, eventDaysOfUser } from '../olap/data-rights/erasure.js';
-import type { ClickHouseTarget } from '../olap/tables/mutations.js';
+import type { ClickHouseTarget } from '../olap/mutations.js';
 import { rebuildRollups } from '../olap/tables/rollups.js';
 import type { Sql } from '../oltp/db.js';
 import { deleteDeadLettersOfUser } from '../oltp/dead-letters.repo.js';
@@ -25,9 +25,9 @@ import {
 import { DrainLoop } from './drain-loop.js';
 
 /**
- * Whether everything acknowledged before `before` has left the ingest queue (with Redis: no job
- * enqueued before then is still waiting or running). Without a queue, events are in ClickHouse
- * when they are acknowledged, so this is always true.
+ * Whether everything acknowledged before `before` is in ClickHouse: with Redis, no job enqueued
+ * before then is still waiting or running; without, the local ingest log has shipped every frame
+ * appended before then (EventSink.settledBefore).
  */
 export type QueueSettled = (before: Date) => Promise<boolean>;
 
@@ -35,6 +35,11 @@ export type DataRightsDeps = {
   sql: Sql;
   clickhouse: ClickHouseTarget;
   queueSettled: QueueSettled;
+  /**
+   * Removes the raw events already in ClickHouse from the API's local ingest log (embedded mode:
+   * EventSink.purgeShipped), so an erased user's events do not stay on its disk.
+   */
+  purgeIngestLog?: (() => Promise<void>) | undefined;
   logger: Logger;
   options?: {
     intervalMs?: number;
@@ -164,6 +169,8 @@ export class DataRightsWorker {
         // Last, once every event and fact of the user sent before the erasure has landed (settle)
         // or been refused: the rows ClickHouse refused are dead letters holding the user.
         await deleteDeadLettersOfUser(sql, job.project_id, userId);
+        // And the raw copies of the user's events in the local ingest log (embedded mode).
+        await this.deps.purgeIngestLog?.();
         await advanceErasure(sql, job.id, 'done');
         return false;
       case 'done':

@@ -94,7 +94,8 @@ export function startWorkers(deps: WorkerDeps): Workers {
   const dataRights = new DataRightsWorker({
     sql: deps.sql,
     clickhouse: { client: deps.clickhouse, cluster: deps.config.clickhouseCluster },
-    queueSettled: queue ? ingestQueueSettled(queue) : async () => true,
+    queueSettled: queue ? ingestQueueSettled(queue) : (before) => deps.eventSink.settledBefore?.(before) ?? Promise.resolve(true),
+    purgeIngestLog: deps.eventSink.purgeShipped ? () => deps.eventSink.purgeShipped?.() ?? Promise.resolve() : undefined,
     logger: deps.logger.child({ component: 'data-rights' }),
   });
   dataRights.start();

@@ -36,6 +36,8 @@ export type RequestOptions = {
 
 export type TestServer = {
   url: string;
+  /** The server's DATA_DIR (chDB's data, the embedded ingest log). */
+  dataDir: string;
   services: Services;
   sql: Services['sql'];
   clickhouse: Services['clickhouse'];
@@ -117,6 +119,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   return {
     url,
+    dataDir,
     services,
     sql: services.sql,
     clickhouse: services.clickhouse,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { access, mkdtemp, open, readdir, rm, stat, symlink } from 'node:fs/promises';
+import { access, mkdtemp, open, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -237,6 +237,45 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
         `(${faults.failuresOf('events') - failuresBefore} failed inserts), then ${refusals.length} requests refused with 503 at the bound; ` +
         `all landed once ${landMs} ms after the faults stopped`,
     );
+  }, 60_000);
+
+  it('an erasure waits for the user’s events still in the log, deletes them once shipped, and removes their raw copies from the log', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    const erased = `erased-${randomUUID()}`;
+    const kept = `kept-${randomUUID()}`;
+    faults.mode = 'refuse';
+    const tracked = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: project.apiKey,
+      body: {
+        events: [0, 1, 2].flatMap((i) => [
+          { eventName: `open${i}`, userId: erased },
+          { eventName: `open${i}`, userId: kept },
+        ]),
+      },
+    });
+    expect(tracked.status).toBe(200);
+    const requested = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${encodeURIComponent(erased)}`, {
+      bearer: project.account.adminToken,
+    });
+    expect(requested.status).toBe(202);
+    const erasure = async () =>
+      (await server.request('GET', `/api/v1/projects/${project.id}/erasures/${requested.body.id}`, { bearer: project.account.adminToken }))
+        .body;
+    // The events are acknowledged but cannot reach ClickHouse: deleting now would miss them.
+    await sleep(2_000);
+    expect(await erasure()).toMatchObject({ status: expect.not.stringMatching(/^(done|failed)$/) });
+
+    faults.mode = undefined;
+    await eventually('the erasure done', 30_000, async () => (await erasure()).status === 'done');
+    const users = await server.clickhouseRows<{ user_id: string; n: string }>(
+      'SELECT user_id, count() AS n FROM events WHERE project_id = {p:UUID} GROUP BY user_id',
+      { p: project.id },
+    );
+    expect(users.map((row) => [row.user_id, Number(row.n)])).toEqual([[kept, 3]]);
+    const segments = path.join(server.dataDir, 'ingest-log', 'segments');
+    for (const name of await readdir(segments)) {
+      expect((await readFile(path.join(segments, name))).includes(erased), `${name} holds the erased user`).toBe(false);
+    }
   }, 60_000);
 
   it('insert answers lost: the shipper inserts the same range again under the same token, and ClickHouse keeps one copy', async () => {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createSql } from '../../src/oltp/db.js';
@@ -24,6 +26,15 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | null 
 }
 
 let server: TestServer;
+
+/** The segment files of the embedded ingest log (DATA_DIR/ingest-log/segments) whose bytes contain `text`. */
+async function ingestLogHolds(dataDir: string, text: string): Promise<string[]> {
+  const dir = path.join(dataDir, 'ingest-log', 'segments');
+  const names = (await readdir(dir)).filter((name) => name.endsWith('.seg'));
+  const holding: string[] = [];
+  for (const name of names) if ((await readFile(path.join(dir, name))).includes(text)) holding.push(name);
+  return holding;
+}
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -280,6 +291,7 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     });
     expect(tracked.status).toBe(200);
     await server.eventsVisible();
+    expect(await ingestLogHolds(server.dataDir, erased), 'the log holds the shipped events before the erasure').not.toEqual([]);
     // Rows ClickHouse refused, as the batch writer records them: the payload is the row's JSON.
     const letter = (userId: string, kind: 'event' | 'fact') => ({
       kind,
@@ -311,6 +323,8 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
       p: project.id,
     });
     expect(events).toEqual([{ user_id: kept }]);
+    // Nor in the raw copies of the local ingest log: its segments holding shipped events are gone.
+    expect(await ingestLogHolds(server.dataDir, erased)).toEqual([]);
   });
 
   it('answers 404 for an unknown project or erasure, 403 for another account’s project, 401 without a token, 400 for an over-long user id', async () => {

@@ -47,7 +47,12 @@ const DEFAULT_SHIPPER: ShipperOptions = {
 /** Segments are removed whole once shipped; a few per bound, so that happens steadily. */
 const segmentBytesFor = (maxBytes: number) => Math.min(16 * 1024 * 1024, Math.max(64 * 1024, Math.floor(maxBytes / 8)));
 
-type Append = { bytes: Buffer; count: number };
+/** A request's events, or (SEAL) the request to end the active segment before the next frame. */
+type Append = { bytes: Buffer; count: number } | typeof SEAL;
+const SEAL = 'seal' as const;
+
+/** How long purgeShipped waits for the shipper to move the sealed segment to ClickHouse. */
+const PURGE_SHIP_TIMEOUT_MS = 30_000;
 
 /**
  * Embedded ingestion (no Redis): an event is acknowledged once it is durable in the local ingest
@@ -80,7 +85,11 @@ export class LogEventSink implements EventSink {
       maxItems: 100_000,
       maxDelayMs: 0,
       maxConcurrentFlushes: 1,
-      flush: (appends) => {
+      flush: async (items) => {
+        // A seal runs in the same lane as the appends: the log takes one writer at a time.
+        if (items.includes(SEAL)) await this.log.seal();
+        const appends = items.filter((item) => item !== SEAL);
+        if (appends.length === 0) return this.log.end;
         let count = 0;
         for (const append of appends) count += append.count;
         return this.log.append(
@@ -286,6 +295,37 @@ export class LogEventSink implements EventSink {
     }
     for (const event of found) stored.set(eventKey(event.project_id, event.event_id), event);
     return stored;
+  }
+
+  /**
+   * Whether every event acknowledged before `before` is in ClickHouse: nothing is left to ship, or
+   * the first frame not yet shipped was appended after `before` (frames are appended in time order).
+   */
+  async settledBefore(before: Date): Promise<boolean> {
+    const shipped = this.shipper.shipped;
+    if (shipped >= this.log.end) return true;
+    const { frames } = await this.log.read(shipped, FRAME_HEADER_BYTES);
+    const first = frames[0];
+    return first === undefined || first.appendedAt > before.getTime();
+  }
+
+  /**
+   * Removes from disk every segment whose events are in ClickHouse, the one being written
+   * included: it is sealed (the next frame starts a new segment), shipped, then removed. An
+   * erasure calls this once the user's events are deleted from ClickHouse, so their raw copies
+   * in the log go too. Rejects when the shipper has not caught up within 30 s (ClickHouse down);
+   * the erasure step is then retried.
+   */
+  async purgeShipped(): Promise<void> {
+    if (this.#closed) throw new SinkUnavailableError('shutting down');
+    const sealedAt = await this.#batcher.add([SEAL]);
+    this.shipper.notify();
+    const deadline = Date.now() + PURGE_SHIP_TIMEOUT_MS;
+    while (this.shipper.shipped < sealedAt) {
+      if (Date.now() > deadline) throw new SinkUnavailableError(`the ingest log has not shipped up to ${sealedAt} within 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await this.log.removeBefore(this.shipper.shipped);
   }
 
   /** Records, per event of a shipped batch, how long it took from acknowledged to inserted. */

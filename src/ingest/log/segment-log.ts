@@ -220,17 +220,29 @@ export class SegmentLog {
     }
   }
 
-  /** Removes the segments whose every frame lies before `position` (shipped), except the active one. */
+  /**
+   * Removes the segments whose every frame lies before `position` (shipped), except the active one.
+   * A segment leaves the list before its file is removed, so two calls never remove one twice.
+   */
   async removeBefore(position: number): Promise<number> {
     let removed = 0;
     while (this.#segments.length > 1) {
       const [first, second] = this.#segments as [Segment, Segment];
       if (second.base > position) break;
-      await rm(first.file, { force: true });
       this.#segments.shift();
+      await rm(first.file, { force: true });
       removed++;
     }
     return removed;
+  }
+
+  /**
+   * Ends the active segment if it holds any frame: the next append starts a new one. Its frames,
+   * once shipped, can then be removed from disk (removeBefore never removes the active segment).
+   * Same rule as append: not while an append runs.
+   */
+  async seal(): Promise<void> {
+    if (this.#active && this.#active.size > 0) await this.#roll();
   }
 
   async close(): Promise<void> {

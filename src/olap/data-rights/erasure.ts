@@ -1,4 +1,4 @@
-import { type ClickHouseTarget, DATA_TABLES, type DataTable, mutate } from '../tables/mutations.js';
+import { type ClickHouseTarget, DATA_TABLES, type DataTable, mutate } from '../mutations.js';
 
 /**
  * The ClickHouse side of erasures and project deletions: one function per statement, {name:Type}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ClickHouseTarget, mutate } from './mutations.js';
+import { type ClickHouseTarget, mutate } from '../mutations.js';
 
 /**
  * Makes the rollups of `days` hold exactly what the events of those days hold: their rows are

@@ -1,4 +1,4 @@
-import type { ClickHouseClient } from '../clickhouse.js';
+import type { ClickHouseClient } from './clickhouse.js';
 
 /**
  * Mutations (`ALTER TABLE … DELETE/UPDATE`) of our data tables, run with mutations_sync so the
