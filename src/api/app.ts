@@ -68,7 +68,12 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   });
   // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
   // must be readable by the page that gets it.
-  app.use(clientCors(API_PREFIX));
+  app.use(
+    clientCors(
+      API_PREFIX,
+      ROUTES.filter((route) => route.cors).map((route) => route.path),
+    ),
+  );
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
   // Before the body parsers, so that a refused IP's body is never read.
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;

@@ -72,6 +72,11 @@ export type RouteDefinition = Documentation & {
    * path"). It stays in the API's router too, which answers its other methods with 405.
    */
   hotPath?: true;
+  /**
+   * A client app's route that web pages call (SPEC part 4 and /events/batch): it answers CORS
+   * preflights and sends CORS headers (cors/client-cors.ts), and the document lists its preflight.
+   */
+  cors?: true;
   handler: RouteHandler;
 };
 
@@ -122,6 +127,7 @@ export function registerRoutes(route: Route, routes: readonly RouteDefinition[])
     body,
     mount: _mount,
     hotPath: _hotPath,
+    cors: _cors,
     handler: _handler,
     ...documentation
   } of routes) {

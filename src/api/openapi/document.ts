@@ -34,7 +34,7 @@ export const API_VERSION = '1.0.0';
 function register(registry: OpenAPIRegistry) {
   registerSecuritySchemes(registry);
   registerRoutes(routeRegistrar(registry), ROUTES);
-  registerCorsPaths(registry);
+  registerCorsPaths(registry, ROUTES);
 }
 
 const DESCRIPTION = `
