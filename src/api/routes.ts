@@ -30,8 +30,8 @@ import { userRoutes } from './users/users.routes.js';
  * The order is the routing order: Koa runs the first route whose method and pattern match, so a
  * literal segment comes before a parameter in the same place (`/projects/:id/feedbacks/counts`
  * before `/projects/:id/feedbacks/:feedbackId`, inside project-feedback.routes.ts), and a 405's
- * `Allow` lists a path's methods in this order. Where a route is served (`mount`, `hotPath`) is
- * part of its declaration.
+ * `Allow` lists a path's methods in this order. How a route is served (`mount`, `hotPath`, `cors`)
+ * is part of its declaration.
  */
 export const ROUTES: readonly RouteDefinition[] = [
   // The client app's routes (SPEC part 4), the ingestion hot path among them.
