@@ -117,24 +117,18 @@ it('an answer lost on the way back: the retry is answered duplicate, and each ev
   const proxy = await switchableProxy(Number(new URL(server.url).port));
   const { fetch, sent } = recordingFetch();
   const client = sdkClient(proxy.url, project.apiKey, { fetch, flushAt: 1000, retryBaseMs: 200, retryMaxMs: 200 });
-  proxy.cutAnswers(true);
+  // The first 200 is lost after the service stored the batch; a 429 (when an earlier test of this
+  // file left the key's budget spent) passes and is waited out like any other.
+  proxy.cutAnswers(200);
   const ids = Array.from({ length: 8 }, (_, i) => client.track('sdk_lost_answer', { i }, { userId: 'lost' }));
-  await expect(client.flush()).rejects.toBeInstanceOf(FeedbackNetworkError);
-  proxy.cutAnswers(false);
+  await client.flush().catch(() => undefined);
+  await eventually('an answer lost', 10_000, async () => proxy.cuts === 1);
+  proxy.cutAnswers(undefined);
   await eventually('the retry answered', 10_000, async () => client.stats().queued === 0);
-  // The cut answer, then the retry's 200 (a 429 in between, when an earlier test of this file left
-  // the key's budget spent, is waited out like any other).
-  const statuses = sent.map((request) => request.status);
-  expect(statuses[0]).toBeUndefined();
-  expect(statuses.at(-1)).toBe(200);
-  expect(statuses.slice(1, -1).every((status) => status === 429)).toBe(true);
-  // Usually the first request reached the service before its answer was cut, and the retry is
-  // answered `duplicate`; on a loaded machine the cut can come before the service read the request,
-  // and then the retry is the first delivery. Either way each event is answered once and stored once.
+  const statuses = sent.map((request) => request.status).filter((status) => status !== 429);
+  expect(statuses).toEqual([undefined, 200]);
   const stats = client.stats();
-  expect(stats.queued).toBe(0);
-  expect(stats.duplicates + stats.delivered).toBe(8);
-  expect([0, 8]).toContain(stats.duplicates);
+  expect(stats).toMatchObject({ queued: 0, duplicates: 8, delivered: 0 });
   await server.eventsVisible();
   const rows = await server.clickhouseRows('SELECT event_id FROM events WHERE project_id = {p:UUID} AND event_id IN {ids:Array(UUID)}', {
     p: project.id,

@@ -8,7 +8,9 @@ import net from 'node:net';
  */
 export async function switchableProxy(targetPort: number) {
   const sockets = new Set<net.Socket>();
-  let cutAnswers = false;
+  /** Answers with this status line are lost while set (the others pass). */
+  let cutStatus: number | undefined;
+  let cuts = 0;
   const listen = (port: number) =>
     new Promise<net.Server>((resolve, reject) => {
       const server = net.createServer((client) => {
@@ -22,9 +24,15 @@ export async function switchableProxy(targetPort: number) {
           });
         }
         client.pipe(upstream);
+        let answer: 'pass' | 'cut' = 'pass';
         upstream.on('data', (chunk: Buffer) => {
-          // The request reached the service; its answer is lost on the way back.
-          if (cutAnswers) {
+          // The service answered (so it had read and handled the request); a cut answer is lost
+          // on the way back. A chunk that starts with a status line starts an answer (a kept-alive
+          // connection carries several; these answers are small enough to start a chunk each).
+          const head = chunk.toString('latin1', 0, 16);
+          if (head.startsWith('HTTP/1.1 ')) answer = cutStatus !== undefined && head.startsWith(`HTTP/1.1 ${cutStatus} `) ? 'cut' : 'pass';
+          if (answer === 'cut') {
+            if (!client.destroyed) cuts++;
             client.resetAndDestroy();
             upstream.destroy();
           } else client.write(chunk);
@@ -44,9 +52,16 @@ export async function switchableProxy(targetPort: number) {
       for (const socket of sockets) socket.resetAndDestroy();
       await new Promise((resolve) => closing?.close(resolve));
     },
-    /** While on, every answer is lost: the connection is reset when the service starts answering. */
-    cutAnswers(on: boolean) {
-      cutAnswers = on;
+    /**
+     * While set, every answer with this status is lost: the connection is reset when the service
+     * starts answering. Other answers (a 429, say) pass. `undefined` stops it.
+     */
+    cutAnswers(status: number | undefined) {
+      cutStatus = status;
+    },
+    /** Answers lost so far. */
+    get cuts() {
+      return cuts;
     },
     async up() {
       server ??= await listen(port);
