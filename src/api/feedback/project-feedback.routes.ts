@@ -207,6 +207,7 @@ export const projectFeedbackRoutes = [
       401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended or archived.'),
       404: notFoundItem,
+      409: error('The item is merged: reply on the item it was merged into (`merged_into_id`), where its comments moved.'),
       default: defaultError,
     },
     handler: async (ctx, { sql }) => {
@@ -215,9 +216,10 @@ export const projectFeedbackRoutes = [
       const body = parseBody(OwnerReplyBody, ctx.request.body);
       // An archived project is read-only for everyone (SPEC 3), its owner included.
       if (project.archived) throw forbidden('project is archived');
-      const comment = await addOwnerReply(sql, project.id, id, { content: body.content, author: replyAuthor(ctx) });
-      if (!comment) throw notFound('feedback not found');
-      ctx.body = presentComment(comment);
+      const result = await addOwnerReply(sql, project.id, id, { content: body.content, author: replyAuthor(ctx) });
+      if (result.kind === 'not_found') throw notFound('feedback not found');
+      if (result.kind === 'merged') throw new AppError(409, mergedReason(result.intoId));
+      ctx.body = presentComment(result.comment);
     },
   }),
   defineRoute({
@@ -228,7 +230,7 @@ export const projectFeedbackRoutes = [
     tags: ['Projects'],
     summary: 'Change a feedback item’s status',
     description:
-      'Any of the six statuses may be set. `rejectionReason` is accepted only when the resulting status is `rejected`, and is cleared when an item leaves `rejected`.',
+      'Any of the six statuses may be set, except on a merged item (409: it lives on in its target). `rejectionReason` is accepted only when the resulting status is `rejected`, and is cleared when an item leaves `rejected`.',
     params: ProjectFeedbackPath,
     body: body(
       withFieldDocs(UpdateFeedbackBody, {
@@ -243,6 +245,7 @@ export const projectFeedbackRoutes = [
       401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project, or no such feedback in it.'),
+      409: error('The item is merged: its status is that of the item it was merged into (`merged_into_id`).'),
       default: defaultError,
     },
     handler: async (ctx, { sql }) => {
@@ -254,6 +257,7 @@ export const projectFeedbackRoutes = [
       if (result.kind === 'reason_needs_rejected') {
         throw badRequest('rejectionReason: only allowed when the status is rejected');
       }
+      if (result.kind === 'merged') throw new AppError(409, mergedReason(result.intoId));
       ctx.body = presentFeedback(result.feedback);
     },
   }),
@@ -288,3 +292,6 @@ export const projectFeedbackRoutes = [
     },
   }),
 ];
+
+/** The reason of a 409 for a change to a merged item: where the change belongs. */
+const mergedReason = (intoId: string) => `feedback is merged into ${intoId}: change that item instead`;
