@@ -1,14 +1,8 @@
-import { Router } from '@koa/router';
 import Koa from 'koa';
 import { clientCors } from './cors/client-cors.js';
-import { deletionRouter } from './data-rights/deletion.router.js';
-import { erasureRouter } from './data-rights/erasure.router.js';
-import { exportsRouter } from './data-rights/exports.router.js';
-import { routesRouter } from './define-route.js';
+import { type RouteDefinition, type RouteDeps, routesRouter } from './define-route.js';
 import type { ApiDeps } from './deps.js';
 import { AppError } from './errors.js';
-import { feedbackRouter } from './feedback/feedback.router.js';
-import { projectFeedbackRouter } from './feedback/project-feedback.router.js';
 import { LocalLiveFeed } from './live/live-feed.js';
 import { publishingSink } from './live/publishing-sink.js';
 import { errorHandler } from './middleware/errors.js';
@@ -17,25 +11,9 @@ import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
-import { OPENAPI_PATH, openapiRouter } from './openapi/openapi.router.js';
-import {
-  accountRoutes,
-  adminAccountRoutes,
-  deliveryRoutes,
-  INGESTION_ROUTES,
-  identityRoutes,
-  insightsRoutes,
-  integrationRoutes,
-  memberRoutes,
-  metricsRoutes,
-  operatorRoutes,
-  projectRoutes,
-  projectSqlRoutes,
-  ROOT_ROUTES,
-  sqlRoutes,
-  unsubscribeRoutes,
-  userRoutes,
-} from './routes.js';
+import { OPENAPI_PATH } from './openapi/docs.routes.js';
+import { openApiYaml } from './openapi/document.js';
+import { ROUTES } from './routes.js';
 import type { AppState } from './state.js';
 import { embedPages } from './web/embed-pages.js';
 import { webStatic } from './web/web-static.js';
@@ -49,46 +27,32 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are logged by errorHandler, once, with the request id
 
-  // The live view's hook: the events routes' sink also hands acknowledged events to the feed.
-  const events = routesRouter(
-    { ...deps, eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()) },
-    INGESTION_ROUTES,
-  );
+  // What the handlers get. The live view's hook: the events routes' sink also hands acknowledged
+  // events to the feed (no other route submits events). The OpenAPI document is made on first use.
+  let yaml: string | undefined;
+  const routeDeps: RouteDeps = {
+    ...deps,
+    eventSink: publishingSink(deps.eventSink, deps.liveFeed ?? new LocalLiveFeed()),
+    openApiYaml: () => {
+      yaml ??= openApiYaml();
+      return yaml;
+    },
+  };
   // The ingestion routes, the hot path, get a router of their own that runs first: the request
   // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
   // path"). They stay in `api` too, which answers their other methods with 405.
-  const ingest = new Router<AppState>({ prefix: API_PREFIX });
-  ingest.use(events.routes());
-  const api = new Router<AppState>({ prefix: API_PREFIX });
-  for (const router of [
-    feedbackRouter(deps),
-    routesRouter(deps, userRoutes),
-    events,
-    routesRouter(deps, metricsRoutes),
-    routesRouter(deps, sqlRoutes),
-    routesRouter(deps, operatorRoutes),
-    routesRouter(deps, accountRoutes),
-    routesRouter(deps, projectRoutes),
-    routesRouter(deps, identityRoutes),
-    projectFeedbackRouter(deps),
-    routesRouter(deps, deliveryRoutes),
-    routesRouter(deps, unsubscribeRoutes),
-    routesRouter(deps, memberRoutes),
-    routesRouter(deps, integrationRoutes),
-    // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.
-    exportsRouter(deps),
-    erasureRouter(deps),
-    deletionRouter(deps),
-    routesRouter(deps, adminAccountRoutes),
-    routesRouter(deps, projectSqlRoutes),
-    // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
-    routesRouter(deps, insightsRoutes),
-  ]) {
-    api.use(router.routes());
-  }
-  const health = routesRouter(deps, ROOT_ROUTES);
-  // SPEC 9: the OpenAPI document (also under the prefix) and the docs page, without auth.
-  const openapi = openapiRouter({ apiPrefix: API_PREFIX });
+  const ingest = routesRouter(
+    routeDeps,
+    ROUTES.filter((route) => route.hotPath),
+    { prefix: API_PREFIX },
+  );
+  const api = routesRouter(
+    routeDeps,
+    ROUTES.filter((route) => route.mount === undefined),
+    { prefix: API_PREFIX },
+  );
+  // Health checks and SPEC 9's OpenAPI document (also under the prefix) and docs page, without auth.
+  const root = routesRouter(routeDeps, ROUTES.flatMap(atRoot));
 
   app.use(securityHeaders());
   app.use(requestLog(deps.logger, deps.telemetry));
@@ -104,7 +68,12 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   });
   // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
   // must be readable by the page that gets it.
-  app.use(clientCors(API_PREFIX));
+  app.use(
+    clientCors(
+      API_PREFIX,
+      ROUTES.filter((route) => route.cors).map((route) => route.path),
+    ),
+  );
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.
   // Before the body parsers, so that a refused IP's body is never read.
   const isLimited = (path: string) => path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}${OPENAPI_PATH}`;
@@ -125,7 +94,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   const storable = storableInput((path) => metricsRoute.test(path));
   app.use((ctx, next) => {
     if (ctx.path.startsWith(unsubscribePath)) return next();
-    // A batch's events are checked one by one by its route (events.router.ts): an unstorable
+    // A batch's events are checked one by one by its route (events.routes.ts): an unstorable
     // string rejects its event, not the batch.
     const isBatch = ctx.path === `${API_PREFIX}/events/batch`;
     const parser = isBatch ? batchBody : defaultBody;
@@ -138,12 +107,18 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   app.use(storable.checkPath);
   app.use(storable.checkQuery);
   app.use(ingest.routes());
-  app.use(health.routes());
-  app.use(openapi.routes());
+  app.use(root.routes());
   app.use(api.routes());
   // A known path with another method: 405 with Allow (routes of all routers are known here).
   app.use(api.allowedMethods());
   app.use(embedPages({ sql: deps.sql })); // the widget's loader and panel, the public board (web/)
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
+}
+
+/** A route's registrations outside the prefixed router: none, at the root, or also under the prefix. */
+function atRoot(route: RouteDefinition): RouteDefinition[] {
+  if (route.mount === 'root') return [route];
+  if (route.mount === 'rootAndApi') return [route, { ...route, path: `${API_PREFIX}${route.path}` }];
+  return [];
 }

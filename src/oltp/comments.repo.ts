@@ -36,38 +36,60 @@ export async function addComment(
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
     if (!feedback) return null;
-    const [comment] = await tx<CommentRow[]>`
-      insert into comments (feedback_id, user_id, content, is_admin, author_account_id, author_member_id)
-      values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin},
-              ${input.author?.accountId ?? null}, ${input.author?.memberId ?? null})
-      returning id, content, user_id, is_admin, created_at`;
-    await tx`
-      update feedbacks set comment_count = comment_count + 1, updated_at = now()
-      where id = ${feedbackId}`;
-    const created = comment as CommentRow;
-    await recordFact(tx, {
-      kind: 'comment_added',
-      projectId,
-      feedbackId,
-      userId: input.userId,
-      commentId: created.id,
-      isAdmin: input.isAdmin,
-    });
-    return created;
+    return insertComment(tx, projectId, feedbackId, input);
   });
 }
 
-/** An owner's reply (admin token): marked is_admin, attributed to the account or the member, never to an SDK user. */
+/** Inserts the comment, counts it on its item and records the fact; the item is locked by the caller. */
+async function insertComment(
+  tx: SqlLike,
+  projectId: string,
+  feedbackId: string,
+  input: { content: string; userId: string; isAdmin: boolean; author?: CommentAuthor | undefined },
+): Promise<CommentRow> {
+  const [comment] = await tx<CommentRow[]>`
+    insert into comments (feedback_id, user_id, content, is_admin, author_account_id, author_member_id)
+    values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin},
+            ${input.author?.accountId ?? null}, ${input.author?.memberId ?? null})
+    returning id, content, user_id, is_admin, created_at`;
+  await tx`
+    update feedbacks set comment_count = comment_count + 1, updated_at = now()
+    where id = ${feedbackId}`;
+  const created = comment as CommentRow;
+  await recordFact(tx, {
+    kind: 'comment_added',
+    projectId,
+    feedbackId,
+    userId: input.userId,
+    commentId: created.id,
+    isAdmin: input.isAdmin,
+  });
+  return created;
+}
+
+export type OwnerReplyResult = { kind: 'added'; comment: CommentRow } | { kind: 'not_found' } | { kind: 'merged'; intoId: string };
+
+/**
+ * An owner's reply (admin token): marked is_admin, attributed to the account or the member, never
+ * to an SDK user. Refused on a merged item: its conversation moved to the item it was merged into
+ * (the merge carried its comments there), and a reply left behind would not be read.
+ */
 export async function addOwnerReply(
   sql: Sql,
   projectId: string,
   feedbackId: string,
   input: { content: string; author: CommentAuthor },
-): Promise<CommentRow | null> {
-  return addComment(sql, projectId, feedbackId, {
-    content: input.content,
-    userId: authorUserId(input.author),
-    isAdmin: true,
-    author: input.author,
+): Promise<OwnerReplyResult> {
+  return sql.begin(async (tx) => {
+    const feedback = await lockFeedback(tx, projectId, feedbackId);
+    if (!feedback) return { kind: 'not_found' as const };
+    if (feedback.merged_into_id) return { kind: 'merged' as const, intoId: feedback.merged_into_id };
+    const comment = await insertComment(tx, projectId, feedbackId, {
+      content: input.content,
+      userId: authorUserId(input.author),
+      isAdmin: true,
+      author: input.author,
+    });
+    return { kind: 'added' as const, comment };
   });
 }

@@ -212,7 +212,9 @@ export type StatusChange = { status?: FeedbackStatus | undefined; rejectionReaso
 export type UpdateStatusResult =
   | { kind: 'updated'; feedback: FeedbackRow; previousStatus: FeedbackStatus }
   | { kind: 'not_found' }
-  | { kind: 'reason_needs_rejected' };
+  | { kind: 'reason_needs_rejected' }
+  /** A merged item's status is its target's: it is not changed on its own. */
+  | { kind: 'merged'; intoId: string };
 
 /**
  * Sets status and/or rejection reason. A rejection reason belongs to rejected items only: it is
@@ -222,6 +224,7 @@ export async function updateFeedbackStatus(sql: Sql, projectId: string, id: stri
   return sql.begin(async (tx) => {
     const current = await lockFeedback(tx, projectId, id);
     if (!current) return { kind: 'not_found' as const };
+    if (current.merged_into_id) return { kind: 'merged' as const, intoId: current.merged_into_id };
     const status = change.status ?? current.status;
     if (change.rejectionReason != null && status !== 'rejected') return { kind: 'reason_needs_rejected' as const };
     await tx`

@@ -49,3 +49,12 @@ export async function tokenHolderEmail(sql: SqlLike, accountEmail: string, membe
   const [row] = await sql<{ email: string }[]>`select email from project_members where id = ${memberId}`;
   return row?.email ?? accountEmail;
 }
+
+/** The titles of the project's feedback items among `ids` (ids of deleted items are absent). */
+export async function feedbackTitles(sql: SqlLike, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await sql<{ id: string; title: string }[]>`
+    select id, title from feedbacks
+    where project_id = ${projectId} and id = any(${ids as string[]}::uuid[])`;
+  return new Map(rows.map((row) => [row.id, row.title]));
+}

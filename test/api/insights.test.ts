@@ -324,6 +324,57 @@ describe('feature impact: PUT/GET /projects/:id/feedbacks/:feedbackId/impact (fi
   });
 });
 
+describe('GET /projects/:id/insights/ship-dates', () => {
+  it('lists the items completed in the window with when, as impact reads shipped_at; reopened and other windows left out', {
+    timeout: 120_000,
+  }, async () => {
+    const project = await createProject(server, { plan: 'team' });
+    const shipped = await createFeedback(server, project, { title: 'Dark mode' });
+    const reopened = await createFeedback(server, project, { title: 'Export' });
+    await createFeedback(server, project, { title: 'Still pending' });
+    const setStatus = async (id: string, status: string) => {
+      const response = await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${id}`, {
+        bearer: project.account.adminToken,
+        body: { status },
+      });
+      expect(response.status).toBe(200);
+    };
+    await setStatus(shipped.id, 'completed');
+    await setStatus(reopened.id, 'completed');
+    await setStatus(reopened.id, 'in_progress');
+    await server.request('PUT', `/api/v1/projects/${project.id}/feedbacks/${shipped.id}/impact`, {
+      bearer: project.account.adminToken,
+      body: { eventNames: ['dark_mode_on'] },
+    });
+    let answer: { status: number; body: Record<string, any> } = { status: 0, body: {} };
+    await eventually('the status changes reached ClickHouse', 60_000, async () => {
+      answer = await get(project, '/insights/ship-dates');
+      const impact = await get(project, `/feedbacks/${shipped.id}/impact`);
+      return answer.body.items?.length === 1 && impact.body.shipped_at !== null;
+    });
+    const impact = await get(project, `/feedbacks/${shipped.id}/impact`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      event_scope: 'all',
+      retention_clamped: false,
+      retention_window_days: 365,
+      date_from: new Date(Date.now() - 29 * DAY_MS).toISOString().slice(0, 10),
+      date_to: today(),
+      items: [{ feedback_id: shipped.id, title: 'Dark mode', shipped_at: impact.body.shipped_at }],
+    });
+    // A window that ends before the ship date has none.
+    const earlier = await get(project, `/insights/ship-dates?date_from=${daysAgo(10).slice(0, 10)}&date_to=${daysAgo(1).slice(0, 10)}`);
+    expect(earlier.body.items).toEqual([]);
+    // Refusals: a bad date in the metrics body, no token, another account's project.
+    const bad = await get(project, '/insights/ship-dates?date_from=yesterday');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('METRICS_INVALID_DATE');
+    expect((await server.request('GET', `/api/v1/projects/${project.id}/insights/ship-dates`)).status).toBe(401);
+    const other = await createProject(server, { plan: 'team' });
+    expect((await get(project, '/insights/ship-dates', other.account.adminToken)).status).toBe(403);
+  });
+});
+
 describe('saved queries: GET/POST/DELETE /projects/:id/saved-queries', () => {
   it('stores, lists newest first, runs through POST /projects/:id/sql, deletes', async () => {
     const project = await createProject(server, { plan: 'team' });

@@ -205,6 +205,26 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
     project = await createProject(server, { plan: 'pro' });
   });
 
+  it('a merged item is read-only for the team: its status and a reply are 409, naming the target; the target takes both', async () => {
+    const source = await createFeedback(server, project, { title: 'merged away' });
+    const target = await createFeedback(server, project, { title: 'merged into' });
+    expect((await merge(project, source.id, target.id)).status).toBe(200);
+    const bearer = project.account.adminToken;
+    const base = `/api/v1/projects/${project.id}/feedbacks`;
+
+    const status = await server.request('PATCH', `${base}/${source.id}`, { bearer, body: { status: 'completed' } });
+    expect(status.status).toBe(409);
+    expect(status.body).toEqual({ error: true, reason: expect.stringContaining(target.id) });
+    const reply = await server.request('POST', `${base}/${source.id}/comments`, { bearer, body: { content: 'left behind?' } });
+    expect(reply.status).toBe(409);
+    expect(reply.body).toEqual({ error: true, reason: expect.stringContaining(target.id) });
+    const after = await getFeedback(project, source.id);
+    expect(after.body).toMatchObject({ status: 'pending', comment_count: 0 });
+
+    expect((await server.request('PATCH', `${base}/${target.id}`, { bearer, body: { status: 'completed' } })).status).toBe(200);
+    expect((await server.request('POST', `${base}/${target.id}/comments`, { bearer, body: { content: 'here' } })).status).toBe(200);
+  });
+
   it('marks the source merged into the target and the target lists the source', async () => {
     const source = await createFeedback(server, project, { title: 'source' });
     const target = await createFeedback(server, project, { title: 'target' });

@@ -191,7 +191,7 @@ export class OpenApiValidator {
         `The response to ${response.method.toUpperCase()} ${response.path} (status ${response.status}) violates the OpenAPI document:`,
         ...problems.map((problem) => `  - ${problem}`),
         `  body: ${excerpt(response.text)}`,
-        '  (fix src/api/<resource>/<resource>.openapi.ts or .responses.ts, or the server; see README "OpenAPI" to opt a request out)',
+        '  (fix src/api/<resource>/<resource>.routes.ts or .responses.ts, or the server; see README "OpenAPI" to opt a request out)',
       ].join('\n'),
     );
   }

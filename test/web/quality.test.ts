@@ -189,6 +189,9 @@ describe('accessibility, at 1280x800 and 390x844', () => {
     { name: 'sdk-users', path: `/projects/${team.projectId}/users`, ready: 'SDK users', wait: 'customer-11' },
     { name: 'metrics', path: `/projects/${team.projectId}/metrics`, ready: 'Metrics', wait: 'Older events' },
     { name: 'settings', path: `/projects/${team.projectId}/settings`, ready: 'Settings', wait: 'No team member yet' },
+    { name: 'funnels', path: `/projects/${team.projectId}/funnels`, ready: 'Funnels', wait: 'Choose two to ten steps' },
+    { name: 'retention', path: `/projects/${team.projectId}/retention`, ready: 'Retention', wait: 'Choose the events' },
+    { name: 'live', path: `/projects/${team.projectId}/live`, ready: 'Live', wait: 'Live: new events appear' },
     // The editor and the schema the engine describes (the page's own test draws its results too).
     { name: 'sql-console', path: `/projects/${team.projectId}/sql`, ready: 'SQL console', wait: 'properties_raw' },
     { name: 'not-found', path: `/projects/${team.projectId}/no-such-page`, ready: 'Page not found' },
@@ -215,7 +218,7 @@ describe('accessibility, at 1280x800 and 390x844', () => {
           await tab.page.screenshot({ path: path.join(SCREENSHOTS, 'inbox-phone.png'), fullPage: true });
         }
       }
-      // Eight pages, each loaded and checked by axe: past 90 s on a loaded machine.
+      // Eleven pages, each loaded and checked by axe: past 90 s on a loaded machine.
     }, 240_000);
   }
 

@@ -2,10 +2,13 @@ import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { session } from './lib/session';
 import { FeedbackDetailPage } from './pages/feedback-detail';
+import { FunnelsPage } from './pages/funnels';
 import { InboxPage } from './pages/inbox';
+import { LivePage } from './pages/live';
 import { MetricsPage } from './pages/metrics';
 import { NotFoundPage } from './pages/not-found';
 import { ProjectsPage } from './pages/projects';
+import { RetentionPage } from './pages/retention';
 import { SdkUsersPage } from './pages/sdk-users';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
@@ -26,6 +29,9 @@ export function App() {
           <Route path="/projects/:id/feedback/:feedbackId" component={FeedbackDetailPage} />
           <Route path="/projects/:id/users" component={SdkUsersPage} />
           <Route path="/projects/:id/metrics" component={MetricsPage} />
+          <Route path="/projects/:id/funnels" component={FunnelsPage} />
+          <Route path="/projects/:id/retention" component={RetentionPage} />
+          <Route path="/projects/:id/live" component={LivePage} />
           <Route path="/projects/:id/sql" component={SqlConsolePage} />
           <Route path="/projects/:id/settings" component={SettingsPage} />
           <Route default component={NotFoundPage} />

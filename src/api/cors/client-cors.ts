@@ -21,10 +21,21 @@ export const CORS_EXPOSED_HEADERS = 'Retry-After, RateLimit-Limit, RateLimit-Rem
 /** A day: browsers cap it lower (Chromium 2 h), and the answer never depends on the project. */
 export const CORS_MAX_AGE_SECONDS = 86_400;
 
-/** The client routes' paths under the API prefix (SPEC part 4 plus /events/batch). */
-export function clientRoutePattern(apiPrefix: string): RegExp {
-  const prefix = apiPrefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${prefix}/(?:feedbacks(?:/[^/]+(?:/(?:votes|comments))?)?|users/register|events/(?:track|batch))$`);
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The client routes' paths under the API prefix (SPEC part 4 plus /events/batch: the routes marked
+ * `cors`), as one pattern: `/feedbacks/:id/votes` → `^/api/v1/(?:…|feedbacks/[^/]+/votes|…)$`.
+ */
+export function clientRoutePattern(apiPrefix: string, paths: readonly string[]): RegExp {
+  const alternatives = [...new Set(paths)].map((path) =>
+    path
+      .slice(1)
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : escapeRegExp(segment)))
+      .join('/'),
+  );
+  return new RegExp(`^${escapeRegExp(apiPrefix)}/(?:${alternatives.join('|')})$`);
 }
 
 /**
@@ -34,8 +45,8 @@ export function clientRoutePattern(apiPrefix: string): RegExp {
  * every POST /events/track of the benchmark) costs one header lookup; a GET without one also gets
  * `Vary: Origin`, so that a cache never hands its answer to a page of another origin.
  */
-export function clientCors(apiPrefix: string): Middleware<AppState> {
-  const clientRoute = clientRoutePattern(apiPrefix);
+export function clientCors(apiPrefix: string, clientPaths: readonly string[]): Middleware<AppState> {
+  const clientRoute = clientRoutePattern(apiPrefix, clientPaths);
   return (ctx, next) => {
     const origin = ctx.req.headers.origin;
     if (origin === undefined) {

@@ -1,27 +1,22 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
-import { error, feedbackId, PUBLIC } from '../openapi/building-blocks.js';
+import { openApiPath, type RouteDefinition } from '../define-route.js';
+import { error, PUBLIC } from '../openapi/building-blocks.js';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from './client-cors.js';
-
-/** The client routes (SPEC part 4 and /events/batch): the ones a web page may call. */
-const CLIENT_PATHS = [
-  { path: '/feedbacks', id: false },
-  { path: '/feedbacks/{id}', id: true },
-  { path: '/feedbacks/{id}/votes', id: true },
-  { path: '/feedbacks/{id}/comments', id: true },
-  { path: '/users/register', id: false },
-  { path: '/events/track', id: false },
-  { path: '/events/batch', id: false },
-];
 
 const text = { type: 'string' as const };
 
 /**
- * The CORS preflight of each client route. Registered on the registry itself, not through
- * `route`: a preflight is answered before the rate limiter, so it has no 429.
+ * The CORS preflight of each path of the client routes (those marked `cors`: SPEC part 4 and
+ * /events/batch), in the routes' order. Registered on the registry itself, not through `route`: a
+ * preflight is answered before the rate limiter, so it has no 429.
  */
-export function registerCorsPaths(registry: OpenAPIRegistry) {
-  for (const { path, id } of CLIENT_PATHS) {
+export function registerCorsPaths(registry: OpenAPIRegistry, routes: readonly RouteDefinition[]) {
+  const paths = new Map<string, RouteDefinition['params']>();
+  for (const route of routes) {
+    if (route.cors && !paths.has(route.path)) paths.set(route.path, route.params);
+  }
+  for (const [koaPath, params] of paths) {
+    const path = openApiPath(koaPath);
     registry.registerPath({
       method: 'options',
       path,
@@ -34,7 +29,7 @@ export function registerCorsPaths(registry: OpenAPIRegistry) {
         'it is refused with 403 when the key’s project restricts `allowed_origins` and the Origin is not listed. ' +
         'No credentials are allowed: the API key is the credential.',
       security: PUBLIC,
-      ...(id ? { request: { params: z.object({ id: feedbackId }) } } : {}),
+      ...(params ? { request: { params } } : {}),
       responses: {
         204: {
           description: 'The preflight answer (with an `Origin` header).',

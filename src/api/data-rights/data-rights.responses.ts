@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PLANS } from '../../core/plans.js';
 import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
 import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
+import { error } from '../openapi/building-blocks.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { presentAccountSummary } from '../operator/operator.presenter.js';
 import { AccountResponse } from '../operator/operator.responses.js';
@@ -94,6 +95,16 @@ export const IssuedAdminTokenResponse = AccountResponse.extend({
   admin_token: z.string().meta({ description: 'The new admin token. Shown only here: it is stored as a hash.' }),
   revoked_tokens: count.meta({ description: 'Owner tokens revoked by this request (0 unless `revokeOthers`).' }),
 }).meta({ id: 'IssuedAdminToken', description: 'The account with its new admin token.' });
+
+/** The refusals the data-rights routes (exports, erasure, deletions) document in common. */
+export const dataRightsErrors = {
+  default: error(
+    'Any other failure, in the server-wide error body: 405 with `Allow`, 500, 503 with `Retry-After` while the service shuts down.',
+  ),
+  unauthorized: error('Missing or invalid admin token.'),
+  noProject: error('No such project.'),
+  otherAccount: error('The project belongs to another account, or is suspended.'),
+};
 
 // Compile-time guards, as in the other *.responses.ts.
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

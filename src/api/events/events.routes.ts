@@ -142,13 +142,15 @@ async function submit({ eventSink, logger }: ApiDeps, events: IngestEvent[]): Pr
  * SPEC 4.9 and the batch variant. The API stores nothing itself: it hands the events to the
  * sink and answers once they are durable. Any event name is accepted on every tier. Ingestion
  * has its own budget per key (`ingestKey`); a batch counts as one request. The app matches these
- * routes first (app.ts): they are the hot path.
+ * routes first (`hotPath`, app.ts).
  */
 export const eventRoutes = [
   defineRoute({
     method: 'post',
     path: '/events/track',
     auth: 'ingestKey',
+    hotPath: true,
+    cors: true,
     operationId: 'trackEvent',
     tags: ['Events'],
     summary: 'Track an analytics event',
@@ -181,6 +183,8 @@ export const eventRoutes = [
     method: 'post',
     path: '/events/batch',
     auth: 'ingestKey',
+    hotPath: true,
+    cors: true,
     operationId: 'trackEventBatch',
     tags: ['Events'],
     summary: 'Track a batch of events',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { anyValues } from '../openapi/any-values.js';
-import { bodySchema, camelKeys, userIdSchema } from '../validation.js';
+import { bodySchema, userIdSchema } from '../validation.js';
 
 /** Serialized size cap of one event's properties: keeps rows (and queue jobs) bounded. */
 export const MAX_PROPERTIES_BYTES = 32 * 1024;

@@ -29,6 +29,7 @@ export const healthRoutes = [
   defineRoute({
     method: 'get',
     path: '/healthz',
+    mount: 'root',
     auth: 'public',
     operationId: 'liveness',
     tags: ['Service'],
@@ -42,6 +43,7 @@ export const healthRoutes = [
   defineRoute({
     method: 'get',
     path: '/readyz',
+    mount: 'root',
     auth: 'public',
     operationId: 'readiness',
     tags: ['Service'],

@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { impactCounts, impactSeries, shippedAt } from '../../olap/insights/impact.queries.js';
+import { shipDates } from '../../olap/insights/ship-dates.queries.js';
 import { clickhouseTimeToIso } from '../../olap/time.js';
 import type { VoterRow } from '../../oltp/votes.repo.js';
 import { type InsightsTarget, prepare } from './insights.service.js';
@@ -70,5 +71,31 @@ export async function impactAnswer(
     voters_adopted_mrr: roundMoney(input.voters.filter((v) => adopted.has(v.user_id)).reduce((sum, v) => sum + Number(v.mrr ?? 0), 0)),
     adoption_share: counts.after.active_users === 0 ? null : counts.after.users / counts.after.active_users,
     series,
+  };
+}
+
+/**
+ * GET /projects/:id/insights/ship-dates: the items completed in the window (their latest status
+ * is `completed`, last reached in it), with their titles, for marking ship dates on charts. The
+ * plan clamps the window as it does every metrics window.
+ */
+export async function shipDatesAnswer(
+  client: ClickHouseClient,
+  target: InsightsTarget,
+  query: { date_from?: string | undefined; date_to?: string | undefined },
+  titles: (ids: string[]) => Promise<Map<string, string>>,
+) {
+  const p = prepare(target, { dateFrom: query.date_from, dateTo: query.date_to }, []);
+  const rows = await shipDates(client, target.projectId, p.window.start, p.window.end);
+  const named = await titles(rows.map((row) => row.feedback_id));
+  return {
+    ...p.echo,
+    items: rows.flatMap((row) => {
+      const title = named.get(row.feedback_id);
+      // A deleted item has no page to link to: it is left out.
+      return title === undefined
+        ? []
+        : [{ feedback_id: row.feedback_id, title, shipped_at: wholeSeconds(clickhouseTimeToIso(row.shipped)) }];
+    }),
   };
 }

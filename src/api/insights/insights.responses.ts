@@ -113,6 +113,19 @@ export const ImpactResult = z
   })
   .meta({ id: 'ImpactResult' });
 
+export const ShipDatesResult = z
+  .object({
+    ...echo,
+    items: z.array(
+      z.object({
+        feedback_id: z.uuid(),
+        title: z.string(),
+        shipped_at: z.string().meta({ description: 'When the item last became `completed` (RFC 3339, whole seconds).' }),
+      }),
+    ),
+  })
+  .meta({ id: 'ShipDatesResult' });
+
 export const SavedQuery = z
   .object({
     id: z.uuid(),

@@ -4,6 +4,7 @@ import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import {
   createSavedQuery,
   deleteSavedQuery,
+  feedbackTitles,
   findImpactLink,
   listSavedQueries,
   saveImpactLink,
@@ -29,8 +30,8 @@ import {
 } from '../openapi/building-blocks.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, readQuery } from '../validation.js';
-import { impactAnswer } from './impact.service.js';
-import { EventNamesResult, FunnelResult, ImpactResult, RetentionResult, SavedQuery } from './insights.responses.js';
+import { impactAnswer, shipDatesAnswer } from './impact.service.js';
+import { EventNamesResult, FunnelResult, ImpactResult, RetentionResult, SavedQuery, ShipDatesResult } from './insights.responses.js';
 import { FunnelBody, ImpactLinkBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
 import { eventNamesAnswer, funnelAnswer, retentionAnswer } from './insights.service.js';
 import { presentSavedQuery } from './saved-queries.presenter.js';
@@ -194,6 +195,29 @@ export const insightsRoutes = [
         clickhouse,
         { projectId: project.id, plan: project.plan },
         { feedbackId: item.id, eventNames, days, voters: item.voters },
+      );
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/insights/ship-dates',
+    auth: 'adminToken',
+    operationId: 'projectShipDates',
+    tags: ['Insights'],
+    summary: 'Feedback items completed in the window, with when (to mark ship dates on charts)',
+    description:
+      'Items whose latest status is `completed` and whose last completion falls in the window, oldest first; `shipped_at` is the one the impact route reads. The plan’s window clamps the request (a narrowed 200, `retention_clamped`).',
+    params: ProjectPath,
+    query: z.object({
+      date_from: describe(z.iso.date().optional(), 'First day (UTC). Default: 29 days before date_to.'),
+      date_to: describe(z.iso.date().optional(), 'Last day (UTC). Default: today.'),
+    }),
+    responses: { 200: json('The completed items.', ShipDatesResult), 400: plan400, ...common('') },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const query = insightsQuery(ctx, ['date_from', 'date_to']);
+      ctx.body = await shipDatesAnswer(clickhouse, { projectId: project.id, plan: project.plan }, query, (ids) =>
+        feedbackTitles(sql, project.id, ids),
       );
     },
   }),

@@ -5,7 +5,7 @@ import { ErrorBody } from '../errors.responses.js';
 /*
  * What every route's OpenAPI description is made of: response and request-body helpers, the
  * credentials, the servers, the common path parameters and the `route` wrapper that adds the rate
- * limiter's 429. Each resource describes its own paths with these in <resource>.openapi.ts;
+ * limiter's 429. Each route's declaration (defineRoute, <resource>.routes.ts) is made of these;
  * document.ts assembles them.
  */
 

@@ -1,37 +1,16 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
 import { registerCorsPaths } from '../cors/cors.openapi.js';
-import { registerDataTeamsPaths } from '../data-rights/data-rights.openapi.js';
 import { registerRoutes } from '../define-route.js';
-import { registerFeedbackPaths } from '../feedback/feedback.openapi.js';
-import { registerProjectFeedbackPaths } from '../feedback/project-feedback.openapi.js';
-import {
-  accountRoutes,
-  adminAccountRoutes,
-  deliveryRoutes,
-  INGESTION_ROUTES,
-  identityRoutes,
-  insightsRoutes,
-  integrationRoutes,
-  memberRoutes,
-  metricsRoutes,
-  operatorRoutes,
-  projectRoutes,
-  projectSqlRoutes,
-  ROOT_ROUTES,
-  sqlRoutes,
-  unsubscribeRoutes,
-  userRoutes,
-} from '../routes.js';
+import { ROUTES } from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
-import { registerDocsPaths } from './docs.openapi.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the
  * request schemas that validate bodies and queries (*.schema.ts, imported as they are) and the
- * response schemas (*.responses.ts), so a changed constraint or field shows up here. Each
- * resource describes its own paths beside its router (<resource>/<resource>.openapi.ts, made of
- * building-blocks.ts); this file only assembles them.
+ * response schemas (*.responses.ts), so a changed constraint or field shows up here. Each route
+ * is described in its own declaration (<resource>/<resource>.routes.ts, made of building-blocks.ts),
+ * the one the app registers; this file reads the route list (routes.ts) and adds the CORS preflights.
  *
  * Generator: @asteasolutions/zod-to-openapi 9 (peer zod ^4, no Node engine constraint, one
  * dependency: openapi3-ts). zod 4's own `z.toJSONSchema({ target: 'openapi-3.0' })` converts one
@@ -51,34 +30,11 @@ import { registerDocsPaths } from './docs.openapi.js';
 export const OPENAPI_VERSION = '3.0.3';
 export const API_VERSION = '1.0.0';
 
-/**
- * Every resource's paths, in the document's order (paths are listed in the order registered):
- * the client app's routes, metrics, the operator's, the admin token's, then those outside /api/v1.
- */
+/** Every route, in the routing order (paths are listed in the order registered), then the CORS preflights. */
 function register(registry: OpenAPIRegistry) {
-  const route = routeRegistrar(registry);
   registerSecuritySchemes(registry);
-  registerFeedbackPaths(route);
-  registerRoutes(route, userRoutes);
-  registerRoutes(route, INGESTION_ROUTES);
-  registerRoutes(route, metricsRoutes);
-  registerRoutes(route, projectSqlRoutes);
-  registerRoutes(route, insightsRoutes);
-  registerRoutes(route, sqlRoutes);
-  registerRoutes(route, operatorRoutes);
-  registerRoutes(route, accountRoutes);
-  registerRoutes(route, projectRoutes);
-  registerRoutes(route, identityRoutes);
-  registerProjectFeedbackPaths(route);
-  registerRoutes(route, memberRoutes);
-  registerRoutes(route, integrationRoutes);
-  registerRoutes(route, deliveryRoutes);
-  registerRoutes(route, unsubscribeRoutes);
-  registerRoutes(route, ROOT_ROUTES);
-  registerDocsPaths(route);
-  registerDataTeamsPaths(registry);
-  registerRoutes(route, adminAccountRoutes);
-  registerCorsPaths(registry);
+  registerRoutes(routeRegistrar(registry), ROUTES);
+  registerCorsPaths(registry, ROUTES);
 }
 
 const DESCRIPTION = `

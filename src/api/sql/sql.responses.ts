@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { AdhocResult } from '../../olap/readonly/adhoc-query.js';
 import { anyValues } from '../openapi/any-values.js';
 import { count } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';

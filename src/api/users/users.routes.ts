@@ -27,6 +27,7 @@ export const userRoutes = [
     method: 'post',
     path: '/users/register',
     auth: 'apiKey',
+    cors: true,
     operationId: 'registerSdkUser',
     tags: ['SDK users'],
     summary: 'Register or update an SDK user',

@@ -9,6 +9,9 @@ const PROJECT_PAGES = [
   { slug: 'feedback', label: 'Feedback' },
   { slug: 'users', label: 'SDK users' },
   { slug: 'metrics', label: 'Metrics' },
+  { slug: 'funnels', label: 'Funnels' },
+  { slug: 'retention', label: 'Retention' },
+  { slug: 'live', label: 'Live' },
   { slug: 'sql', label: 'SQL console' },
   { slug: 'settings', label: 'Settings' },
 ] as const;

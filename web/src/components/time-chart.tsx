@@ -4,11 +4,15 @@ import 'uplot/dist/uPlot.min.css';
 import type { ChartInterval } from '../lib/intervals';
 
 export type Series = { label: string; values: number[]; color: string };
+/** A moment marked on the chart with a vertical line and a short label (a ship date). */
+export type ChartMark = { time: number; label: string };
 
 /** Marks the chart timing reads: the API's answer arrived → the chart is drawn. */
 export const CHART_MARKS = { response: 'timeseries-response', drawn: 'timeseries-drawn', measure: 'timeseries-draw' } as const;
 
 const PARTIAL_FILL = 'rgba(84, 91, 107, 0.08)';
+const MARK_COLOR = '#17603a';
+const NO_MARKS: ChartMark[] = [];
 
 /**
  * A time series chart (uPlot: canvas, made for many points). `times` are bucket starts in
@@ -25,12 +29,15 @@ export function TimeChart({
   interval,
   summary,
   partialIndex,
+  marks = NO_MARKS,
 }: {
   times: number[];
   series: Series[];
   interval: ChartInterval;
   summary: string;
   partialIndex: number | null;
+  /** Moments to mark (seconds); the caller says them in `summary` too, for screen readers. */
+  marks?: ChartMark[];
 }) {
   const box = useRef<HTMLDivElement>(null);
   const figure = useRef<HTMLElement>(null);
@@ -39,7 +46,7 @@ export function TimeChart({
     const element = box.current;
     if (!element) return;
     const width = Math.max(element.clientWidth, 280);
-    const drawn = `${interval}:${times.length}`;
+    const drawn = `${interval}:${times.length}${marks.length > 0 ? `:marks=${marks.length}` : ''}`;
     const options: uPlot.Options = {
       width,
       height: 280,
@@ -66,6 +73,7 @@ export function TimeChart({
       hooks: {
         drawClear: [(u) => shadePartial(u, times, partialIndex)],
         draw: [
+          (u) => drawMarks(u, marks),
           () => {
             figure.current?.setAttribute('data-drawn', drawn);
             // Only the first draw after new data counts: resizing redraws too.
@@ -94,7 +102,7 @@ export function TimeChart({
       figure.current?.removeAttribute('data-drawn');
       chart.destroy();
     };
-  }, [times, series, interval, summary, partialIndex]);
+  }, [times, series, interval, summary, partialIndex, marks]);
 
   return (
     <figure class="chart" aria-label="Time series chart" ref={figure} data-interval={interval}>
@@ -130,6 +138,32 @@ function shadePartial(u: uPlot, times: number[], partialIndex: number | null) {
   ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
   ctx.textAlign = 'right';
   ctx.fillText('so far', right - 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+  ctx.restore();
+}
+
+/** A dashed vertical line and its label at each mark inside the x range, over the lines. */
+function drawMarks(u: uPlot, marks: ChartMark[]) {
+  const { ctx } = u;
+  const [min, max] = [u.scales.x?.min, u.scales.x?.max];
+  if (min === undefined || max === undefined) return;
+  ctx.save();
+  ctx.strokeStyle = MARK_COLOR;
+  ctx.fillStyle = MARK_COLOR;
+  ctx.lineWidth = 2 * devicePixelRatio;
+  ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+  ctx.font = `600 ${12 * devicePixelRatio}px system-ui, sans-serif`;
+  for (const [index, mark] of marks.entries()) {
+    if (mark.time < min || mark.time > max) continue;
+    const x = Math.round(u.valToPos(mark.time, 'x', true));
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    // Labels of marks close together are staggered so they do not print over each other.
+    const right = x + 4 * devicePixelRatio + ctx.measureText(mark.label).width > u.bbox.left + u.bbox.width;
+    ctx.textAlign = right ? 'right' : 'left';
+    ctx.fillText(mark.label, x + (right ? -4 : 4) * devicePixelRatio, u.bbox.top + (14 + (index % 3) * 14) * devicePixelRatio);
+  }
   ctx.restore();
 }
 

@@ -35,3 +35,17 @@ export function isoDay(daysAgo = 0): string {
   const day = new Date(Date.now() - daysAgo * 86_400_000);
   return day.toISOString().slice(0, 10);
 }
+
+const percent = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 1 });
+/** A share (0..1) as a percentage; null is a dash. */
+export const formatPercent = (value: number | null | undefined) => (value === null || value === undefined ? '—' : percent.format(value));
+
+/** Seconds in the largest unit that keeps them readable: 45 s, 12 min, 3.5 h, 2.1 days. */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '—';
+  const round = (n: number) => (n >= 10 ? Math.round(n).toString() : (Math.round(n * 10) / 10).toString());
+  if (seconds < 60) return `${round(seconds)} s`;
+  if (seconds < 3600) return `${round(seconds / 60)} min`;
+  if (seconds < 86_400) return `${round(seconds / 3600)} h`;
+  return `${round(seconds / 86_400)} days`;
+}

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
+import { FeatureImpact } from '../components/feature-impact';
 import { FeedbackLink } from '../components/feedback-link';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
@@ -32,7 +33,7 @@ export function FeedbackDetailPage() {
 
 /**
  * One item, the conversation first: the description and the comment thread with the reply box
- * in the main column, the status, the merge, the voters and the deletion beside it (below it on
+ * in the main column, the status, the merge, the voters, the feature's impact and the deletion beside it (below it on
  * a phone). A merged item is read-only: its votes and comments live on in its target.
  */
 function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
@@ -55,6 +56,7 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
         {!merged && <StatusForm projectId={projectId} item={item} onChanged={onChanged} />}
         {!merged && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
         <Voters projectId={projectId} item={item} />
+        {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <DeleteItem projectId={projectId} item={item} />
       </div>
     </div>

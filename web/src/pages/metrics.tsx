@@ -1,18 +1,18 @@
 import { useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, type Schemas, unwrap } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { Page } from '../components/layout';
+import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { Tiles } from '../components/tiles';
 import { CHART_MARKS, type Series, TimeChart } from '../components/time-chart';
 import { useAccount } from '../lib/account';
-import { formatCount, formatDate, formatDateTime, isoDay } from '../lib/format';
+import { formatCount, formatDateTime, isoDay } from '../lib/format';
 import { type ChartInterval, hourlyAllowed, MAX_BUCKETS, MAX_HOURLY_DAYS, partialBucketIndex } from '../lib/intervals';
 import { useResource } from '../lib/use-resource';
 
 type Interval = ChartInterval;
-type Echo = Pick<Schemas['AdminMetricsSummary'], 'event_scope' | 'retention_clamped' | 'retention_window_days' | 'date_from' | 'date_to'>;
 
 const PRO_FEED = 'The raw event feed is part of the Pro and Team plans.';
 const PRO_EVENT_NAMES = 'Breakdowns by event name are part of the Pro and Team plans.';
@@ -65,7 +65,7 @@ export function MetricsPage() {
         planWindowDays={account?.limits.metrics_window_days}
         onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })}
       />
-      {summary.data && <Narrowing echo={summary.data} />}
+      {summary.data && <PlanNarrowing echo={summary.data} />}
       <section aria-labelledby="summary-heading">
         <h2 id="summary-heading">Summary</h2>
         {summary.state === 'failed' && <FailureNotice failure={summary.failure} onRetry={summary.reload} />}
@@ -156,27 +156,6 @@ function RangeForm({
   );
 }
 
-/** The plan's narrowing, in words (SPEC 2.8, 8.3): a clamped window and the event scope. */
-function Narrowing({ echo }: { echo: Echo }) {
-  return (
-    <>
-      {echo.retention_clamped && (
-        <p class="notice notice-plan" role="note" data-testid="clamp-notice">
-          Your plan keeps {echo.retention_window_days} days of metrics, so this shows {formatDate(echo.date_from)} to{' '}
-          {formatDate(echo.date_to)} instead of the range you asked for.
-          {echo.retention_window_days < 365 && ' The Team plan keeps 365 days.'}
-        </p>
-      )}
-      {echo.event_scope === 'predefined_only' && (
-        <p class="notice notice-plan" role="note">
-          Custom event names are not counted on your plan: event measures include only feedback_list, feedback_detail and submit_feedback.
-          The Pro and Team plans count every event name (already stored ones too).
-        </p>
-      )}
-    </>
-  );
-}
-
 const SERIES_COLORS = ['#3b5bdb', '#c2255c'];
 
 function Timeseries({ projectId, from, to, interval }: { projectId: string; from: string; to: string; interval: Interval }) {
@@ -196,6 +175,18 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
     performance.mark(CHART_MARKS.response);
     return data;
   }, [projectId, from, to, interval]);
+  // The items completed in the range, marked on the chart; the chart does not wait for them.
+  const shipped = useResource(
+    () =>
+      unwrap(
+        api.GET('/projects/{id}/insights/ship-dates', { params: { path: { id: projectId }, query: { date_from: from, date_to: to } } }),
+      ),
+    [projectId, from, to],
+  );
+  const marks = useMemo(
+    () => (shipped.data?.items ?? []).map((item) => ({ time: Date.parse(item.shipped_at) / 1000, label: `Shipped: ${item.title}` })),
+    [shipped.data],
+  );
 
   // Everything drawn comes from one answer, its interval included: while the next answer loads
   // (the interval was just switched), the previous one stays drawn on its own axis, never daily
@@ -230,10 +221,24 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
             interval={chart.interval}
             summary={chart.summary}
             partialIndex={chart.partialIndex}
+            marks={marks}
           />
           <p class="muted" data-testid="chart-summary">
             {chart.summary}.
           </p>
+          {shipped.data && shipped.data.items.length > 0 && (
+            <div data-testid="ship-dates">
+              <p class="muted ship-dates-title">Shipped in this range (the dashed green lines):</p>
+              <ul class="ship-dates">
+                {shipped.data.items.map((item) => (
+                  <li key={item.feedback_id}>
+                    <a href={`/projects/${projectId}/feedback/${item.feedback_id}`}>{item.title}</a>{' '}
+                    <span class="muted">{formatDateTime(item.shipped_at)}</span>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
           {chart.partialIndex !== null && (
             <p class="muted" data-testid="partial-note">
               The last {chart.interval} is not over yet: its point (dashed, shaded) counts the events so far.

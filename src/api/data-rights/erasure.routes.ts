@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { findErasure, requestErasure } from '../../oltp/erasures.repo.js';
+import { ownedProject } from '../auth.js';
+import { defineRoute } from '../define-route.js';
+import { badRequest, notFound } from '../errors.js';
+import { describe, error, json, projectId } from '../openapi/building-blocks.js';
+import { isUuid, userIdSchema } from '../validation.js';
+import { presentErasure } from './data-rights.presenter.js';
+import { dataRightsErrors, ErasureResponse } from './data-rights.responses.js';
+
+const erasureLocation = {
+  Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } },
+};
+
+/**
+ * Erasure of an SDK user's data (GDPR Art. 17, docs/data-rights.md): the request records a
+ * durable job and answers 202 with it; the data-rights worker carries it out step by step.
+ */
+export const erasureRoutes = [
+  defineRoute({
+    method: 'delete',
+    path: '/projects/:id/users/:userId',
+    auth: 'adminToken',
+    operationId: 'eraseSdkUser',
+    tags: ['Data rights'],
+    summary: 'Erase an SDK user’s data (GDPR Art. 17)',
+    description:
+      'Records a durable erasure job and answers at once. The job deletes the SDK user and their votes (vote counts and `total_mrr` follow), deletes the emails sent to them as voter ' +
+      'or submitter and their address from notification snapshots, anonymizes their feedback items and comments (kept on the board, attributed to a random id), then deletes their events ' +
+      'and facts in ClickHouse and rebuilds the rollups of the days that held their events. It survives restarts and is safe to run twice. Asking again while one is open answers the open one. ' +
+      'Also allowed for a suspended project.',
+    params: z.object({
+      id: projectId,
+      userId: describe(
+        z.string().min(1).max(255),
+        'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+      ),
+    }),
+    responses: {
+      202: { ...json('The erasure job.', ErasureResponse), headers: erasureLocation },
+      400: error('A user id longer than 255 characters.'),
+      401: dataRightsErrors.unauthorized,
+      403: error('The project belongs to another account.'),
+      404: dataRightsErrors.noProject,
+      default: dataRightsErrors.default,
+    },
+    handler: async (ctx, { sql }) => {
+      // A suspended project can still be asked to erase: the law does not wait for a reinstatement.
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+      const parsed = userIdSchema.safeParse(ctx.params.userId);
+      if (!parsed.success) throw badRequest(`userId: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+      const { erasure } = await requestErasure(sql, project.id, parsed.data);
+      ctx.status = 202;
+      ctx.set('Location', `/api/v1/projects/${project.id}/erasures/${erasure.id}`);
+      ctx.body = presentErasure(erasure);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/projects/:id/erasures/:erasureId',
+    auth: 'adminToken',
+    operationId: 'getErasure',
+    tags: ['Data rights'],
+    summary: 'Follow an erasure',
+    params: z.object({ id: projectId, erasureId: describe(z.uuid(), 'Erasure id. A malformed id is a 404, like a missing one.') }),
+    responses: {
+      200: json('The erasure job.', ErasureResponse),
+      401: dataRightsErrors.unauthorized,
+      403: error('The project belongs to another account.'),
+      404: error('No such project, or no such erasure in it.'),
+      default: dataRightsErrors.default,
+    },
+    handler: async (ctx, { sql }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+      const id = ctx.params.erasureId ?? '';
+      const erasure = isUuid(id) ? await findErasure(sql, project.id, id) : null;
+      if (!erasure) throw notFound('erasure not found');
+      ctx.body = presentErasure(erasure);
+    },
+  }),
+];

@@ -1,0 +1,303 @@
+import { z } from 'zod';
+import { PLAN_LIMITS } from '../../core/plans.js';
+import { addComment, listComments } from '../../oltp/comments.repo.js';
+import { createFeedback, findFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
+import { addVote, removeVote } from '../../oltp/votes.repo.js';
+import { keyProject } from '../auth.js';
+import { defineRoute, type RouteDeps } from '../define-route.js';
+import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
+import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
+import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../openapi/building-blocks.js';
+import type { RequestContext } from '../state.js';
+import { isUuid, parseBody, parseQuery } from '../validation.js';
+import { viewerOf as headerViewer } from '../viewer.js';
+import { presentComment, presentFeedback } from './feedback.presenter.js';
+import { CommentResponse, FeedbackResponse, VoteResponse } from './feedback.responses.js';
+import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
+
+/**
+ * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
+ * user takes its place (docs/widget.md).
+ */
+const viewerOf = (ctx: RequestContext) => signedViewer(ctx, headerViewer(ctx));
+
+/**
+ * The public board's hidden field: people never see it, naive bots fill it in. Only requests with
+ * the publishable key (web pages) are checked, so SPEC clients are untouched.
+ */
+function refuseHoneypot(ctx: RequestContext) {
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  if (ctx.state.publishableKey && typeof body?.website === 'string' && body.website !== '') {
+    throw badRequest('website: must be empty');
+  }
+}
+
+/** A malformed id cannot name an item, so it is a 404 like any missing one. */
+function itemId(ctx: RequestContext): string {
+  const id = ctx.params.id ?? '';
+  if (!isUuid(id)) throw notFound('feedback not found');
+  return id;
+}
+
+/** Writes to an archived project are refused (SPEC 3): it is read-only. */
+function assertWritable(ctx: RequestContext) {
+  if (keyProject(ctx).archived) throw forbidden('project is archived');
+}
+
+/** The user a write acts as: the signed token's, or the one named in the body (identity/acting-user.ts). */
+const acting = (ctx: RequestContext, { sql, rateLimits }: RouteDeps, userId: string) => actingUser(ctx, { sql, rateLimits }, userId);
+
+const FeedbackPath = z.object({ id: feedbackId });
+
+const ViewerHeader = z.object({
+  'X-User-Id': describe(
+    z.string().optional(),
+    'The current user of the client app. It makes `has_voted` personal; without it `has_voted` is false. Sent more than once, equal values count as one; differing values are a 400.',
+  ),
+});
+
+/**
+ * GET /feedbacks query: the schema that validates it, with descriptions added. Query parameters
+ * are strings on the wire, so the default of `includeMerged` (a boolean after its transform) is
+ * shown as sent (normalizeParameter).
+ */
+const { shape } = ListFeedbacksQuery;
+export const FeedbackListQuery = ListFeedbacksQuery.extend({
+  status: describe(shape.status, 'Only items in this status.'),
+  category: describe(shape.category, 'Only items of this category.'),
+  includeMerged: describe(
+    shape.includeMerged,
+    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
+  ),
+  sort: describe(
+    shape.sort,
+    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending). Ties by creation time, then id.',
+  ),
+  limit: describe(shape.limit, 'Page size, 1 to 1000. Without `limit` and `offset` every item is returned.'),
+  offset: describe(shape.offset, 'Items to skip.'),
+});
+
+/**
+ * Feedback, votes and comments (SPEC 4.1 to 4.7), authenticated by X-API-Key, secret or
+ * publishable: a web page may call them (CORS: cors/client-cors.ts).
+ */
+export const feedbackRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/feedbacks',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'listFeedbacks',
+    tags: ['Feedback'],
+    summary: 'List feedback',
+    query: FeedbackListQuery,
+    headers: ViewerHeader,
+    responses: {
+      200: json('The project’s feedback items.', z.array(FeedbackResponse)),
+      400: error('An invalid query parameter (the reason names it), or one given twice; `X-User-Id` sent twice with different values.'),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const query = parseQuery(ListFeedbacksQuery, ctx.query);
+      const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewerOf(ctx));
+      ctx.body = rows.map(presentFeedback);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/feedbacks',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'createFeedback',
+    tags: ['Feedback'],
+    summary: 'Create feedback',
+    description:
+      'The creator gets the first vote, so `vote_count` is 1. `has_voted` is true only when `X-User-Id` names the creator, and false without the header (SPEC 2.1). Project members and integrations are notified.',
+    headers: ViewerHeader,
+    body: body(
+      withFieldDocs(CreateFeedbackBody, {
+        userId: 'The submitter (the client app’s user id); gets the first vote.',
+        userEmail: 'Email of the submitter, for status update notifications. null is the same as absent.',
+      }),
+      'CreateFeedbackRequest',
+    ),
+    responses: {
+      200: json('The new item.', FeedbackResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid API key.'),
+      402: error(`The plan’s feedback limit is reached (Free: ${PLAN_LIMITS.free.maxFeedbackPerProject} per project).`),
+      403: error('The project is suspended or archived.'),
+      default: defaultError,
+    },
+    handler: async (ctx, deps) => {
+      refuseHoneypot(ctx);
+      const body = parseBody(CreateFeedbackBody, ctx.request.body);
+      const viewer = viewerOf(ctx);
+      assertWritable(ctx);
+      const project = keyProject(ctx);
+      const user = await acting(ctx, deps, body.userId);
+      const input = { ...body, userEmail: body.userEmail ?? user.email, awaitingApproval: user.anonymous };
+      const result = await createFeedback(deps.sql, project.id, input, PLAN_LIMITS[project.plan].maxFeedbackPerProject, viewer);
+      if (result.kind === 'limit_reached') {
+        throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
+      }
+      ctx.body = presentFeedback(result.feedback);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/feedbacks/:id',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'getFeedback',
+    tags: ['Feedback'],
+    summary: 'Get one feedback item',
+    params: FeedbackPath,
+    headers: ViewerHeader,
+    responses: {
+      200: json('The item.', FeedbackResponse),
+      400: error('`X-User-Id` sent twice with different values.'),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended.'),
+      404: error('No such feedback in this project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const viewer = viewerOf(ctx);
+      const row = await findFeedback(sql, keyProject(ctx).id, itemId(ctx), viewer);
+      // An anonymous submission awaiting approval is its author's alone until an owner approves it.
+      if (!row || (row.awaiting_approval && row.user_id !== viewer)) throw notFound('feedback not found');
+      ctx.body = presentFeedback(row);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/feedbacks/:id/votes',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'addVote',
+    tags: ['Votes'],
+    summary: 'Add a vote',
+    description: 'Each user may vote once per item. Voting is closed on `completed` and `rejected` items and on merged ones.',
+    params: FeedbackPath,
+    body: body(
+      withFieldDocs(AddVoteBody, {
+        email: 'For status change notifications. null is the same as absent.',
+        notifyStatusChange: 'Opt in to emails on status changes (voter notifications need the Team plan).',
+      }),
+      'AddVoteRequest',
+    ),
+    responses: {
+      200: json('The vote state, with `has_voted` true.', VoteResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended or archived, or the item is completed, rejected or merged.'),
+      404: error('No such feedback in this project.'),
+      409: error('The user has already voted on this item.'),
+      default: defaultError,
+    },
+    handler: async (ctx, deps) => {
+      const id = itemId(ctx);
+      const body = parseBody(AddVoteBody, ctx.request.body);
+      assertWritable(ctx);
+      const user = await acting(ctx, deps, body.userId);
+      const result = await addVote(deps.sql, keyProject(ctx).id, id, { ...body, email: body.email ?? user.email });
+      switch (result.kind) {
+        case 'not_found':
+          throw notFound('feedback not found');
+        case 'voting_closed':
+          throw forbidden(`voting is closed on ${result.status} feedback`);
+        case 'merged':
+          throw forbidden(`feedback was merged into ${result.mergedIntoId}; vote there instead`);
+        case 'already_voted':
+          throw conflict('user has already voted on this feedback');
+        case 'voted':
+          ctx.body = result.vote;
+      }
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/feedbacks/:id/votes',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'removeVote',
+    tags: ['Votes'],
+    summary: 'Remove a vote',
+    description: 'Idempotent: removing a vote that does not exist answers the current count.',
+    params: FeedbackPath,
+    body: body(RemoveVoteBody, 'RemoveVoteRequest', 'A JSON body sent with DELETE.'),
+    responses: {
+      200: json('The vote state, with `has_voted` false.', VoteResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended or archived.'),
+      404: error('No such feedback in this project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, deps) => {
+      const id = itemId(ctx);
+      const body = parseBody(RemoveVoteBody, ctx.request.body);
+      assertWritable(ctx);
+      await acting(ctx, deps, body.userId);
+      const vote = await removeVote(deps.sql, keyProject(ctx).id, id, body.userId);
+      if (!vote) throw notFound('feedback not found');
+      ctx.body = vote;
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/feedbacks/:id/comments',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'listComments',
+    tags: ['Comments'],
+    summary: 'List comments',
+    description: 'Oldest first; equal timestamps keep insertion order.',
+    params: FeedbackPath,
+    responses: {
+      200: json('The item’s comments.', z.array(CommentResponse)),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended.'),
+      404: error('No such feedback in this project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }) => {
+      const rows = await listComments(sql, keyProject(ctx).id, itemId(ctx));
+      if (!rows) throw notFound('feedback not found');
+      ctx.body = rows.map(presentComment);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/feedbacks/:id/comments',
+    auth: 'clientKey',
+    cors: true,
+    operationId: 'addComment',
+    tags: ['Comments'],
+    summary: 'Add a comment',
+    params: FeedbackPath,
+    body: body(withFieldDocs(AddCommentBody, { isAdmin: 'Marks a comment by the app’s team.' }), 'AddCommentRequest'),
+    responses: {
+      200: json('The new comment.', CommentResponse),
+      400: error('Validation failed; the reason names the field.'),
+      401: error('Missing or invalid API key.'),
+      403: error('The project is suspended or archived.'),
+      404: error('No such feedback in this project.'),
+      default: defaultError,
+    },
+    handler: async (ctx, deps) => {
+      const id = itemId(ctx);
+      refuseHoneypot(ctx);
+      const body = parseBody(AddCommentBody, ctx.request.body);
+      assertWritable(ctx);
+      await acting(ctx, deps, body.userId);
+      if (body.isAdmin && ctx.state.publishableKey) throw forbidden('isAdmin: a publishable key cannot post as the app’s team');
+      const comment = await addComment(deps.sql, keyProject(ctx).id, id, body);
+      if (!comment) throw notFound('feedback not found');
+      ctx.body = presentComment(comment);
+    },
+  }),
+];

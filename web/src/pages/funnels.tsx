@@ -1,0 +1,377 @@
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, type Schemas, unwrap } from '../api/client';
+import { EventNameOptions, useEventNames } from '../components/event-names';
+import { Page } from '../components/layout';
+import { PlanNarrowing } from '../components/plan-narrowing';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, FailureNotice, Loading } from '../components/states';
+import { formatCount, formatDuration, formatPercent, isoDay } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+type FunnelRequest = Schemas['FunnelRequest'];
+type FunnelResult = Schemas['FunnelResult'];
+type Step = FunnelResult['steps'][number];
+type ValueType = 'string' | 'number' | 'boolean';
+type Condition = { key: string; type: ValueType; value: string };
+type StepDraft = { eventName: string; where: Condition[] };
+
+const MIN_STEPS = 2;
+const MAX_STEPS = 10;
+const UNITS = { minutes: 60, hours: 3600, days: 86_400 } as const;
+type Unit = keyof typeof UNITS;
+const PRO_CUSTOM =
+  'Funnels over custom events are part of the Pro and Team plans; below Pro a step can name feedback_list, feedback_detail or submit_feedback.';
+
+/** Users who did the steps in order within the conversion window (POST /insights/funnel, docs/insights.md). */
+export function FunnelsPage() {
+  const { params } = useRoute();
+  const projectId = params.id ?? '';
+  const [request, setRequest] = useState<FunnelRequest | null>(null);
+  const result = useResource(
+    () =>
+      request === null
+        ? Promise.resolve(null)
+        : unwrap(api.POST('/projects/{id}/insights/funnel', { params: { path: { id: projectId } }, body: request })),
+    [projectId, JSON.stringify(request)],
+  );
+  return (
+    <Page title="Funnels" projectId={projectId}>
+      <FunnelForm projectId={projectId} busy={result.state === 'loading' && request !== null} onSubmit={setRequest} />
+      <section class="card" aria-labelledby="funnel-result-heading" aria-busy={result.state === 'loading'}>
+        <h2 id="funnel-result-heading">Conversion</h2>
+        {request === null && <Empty>Choose two to ten steps and compute the funnel.</Empty>}
+        {request !== null && result.state === 'loading' && <Loading what="the funnel" />}
+        {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
+        {result.state === 'ready' && result.data && <FunnelAnswer answer={result.data} />}
+      </section>
+    </Page>
+  );
+}
+
+function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: boolean; onSubmit: (request: FunnelRequest) => void }) {
+  const [steps, setSteps] = useState<StepDraft[]>([
+    { eventName: '', where: [] },
+    { eventName: '', where: [] },
+  ]);
+  const [from, setFrom] = useState(isoDay(29));
+  const [to, setTo] = useState(isoDay(0));
+  const [windowValue, setWindowValue] = useState('7');
+  const [unit, setUnit] = useState<Unit>('days');
+  const [breakdown, setBreakdown] = useState('');
+  const names = useEventNames(projectId);
+
+  const change = (index: number, next: StepDraft) => setSteps(steps.map((step, i) => (i === index ? next : step)));
+  const submit = (event: Event) => {
+    event.preventDefault();
+    onSubmit({
+      steps: steps.map((step) => ({
+        eventName: step.eventName.trim(),
+        ...(step.where.length > 0 ? { where: Object.fromEntries(step.where.map((c) => [c.key.trim(), typed(c)])) } : {}),
+      })),
+      dateFrom: from,
+      dateTo: to,
+      conversionWindowSeconds: Math.round(Number(windowValue) * UNITS[unit]),
+      ...(breakdown.trim() ? { breakdown: breakdown.trim() } : {}),
+    });
+  };
+
+  return (
+    <form class="card funnel-form" aria-labelledby="funnel-form-heading" onSubmit={submit}>
+      <h2 id="funnel-form-heading">Steps</h2>
+      <EventNameOptions id="funnel-event-names" names={names.data?.event_names} />
+      <ol class="funnel-steps">
+        {steps.map((step, index) => (
+          <StepFields
+            key={index}
+            index={index}
+            step={step}
+            canRemove={steps.length > MIN_STEPS}
+            onChange={(next) => change(index, next)}
+            onRemove={() => setSteps(steps.filter((_, i) => i !== index))}
+          />
+        ))}
+      </ol>
+      <div class="button-row">
+        <button type="button" disabled={steps.length >= MAX_STEPS} onClick={() => setSteps([...steps, { eventName: '', where: [] }])}>
+          Add a step
+        </button>
+        <span class="muted">
+          {steps.length} of at most {MAX_STEPS} steps
+        </span>
+      </div>
+      <div class="filters funnel-options">
+        <div class="field">
+          <label for="funnel-from">From</label>
+          <input id="funnel-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="funnel-to">To</label>
+          <input id="funnel-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="funnel-window">Conversion window</label>
+          <span class="field-row">
+            <input
+              id="funnel-window"
+              type="number"
+              min="1"
+              step="any"
+              required
+              class="input-short"
+              value={windowValue}
+              onInput={(e) => setWindowValue(e.currentTarget.value)}
+            />
+            <select aria-label="Conversion window unit" value={unit} onChange={(e) => setUnit(e.currentTarget.value as Unit)}>
+              <option value="minutes">minutes</option>
+              <option value="hours">hours</option>
+              <option value="days">days</option>
+            </select>
+          </span>
+        </div>
+        <div class="field">
+          <label for="funnel-breakdown">Break down by property (optional)</label>
+          <input
+            id="funnel-breakdown"
+            value={breakdown}
+            maxLength={100}
+            placeholder="plan"
+            onInput={(e) => setBreakdown(e.currentTarget.value)}
+          />
+        </div>
+        <button type="submit" class="primary" disabled={busy}>
+          Compute funnel
+        </button>
+      </div>
+      <p class="muted field-note">
+        A user counts at a step when they did every step before it in order, all within the conversion window from their first step.
+      </p>
+    </form>
+  );
+}
+
+function StepFields({
+  index,
+  step,
+  canRemove,
+  onChange,
+  onRemove,
+}: {
+  index: number;
+  step: StepDraft;
+  canRemove: boolean;
+  onChange: (step: StepDraft) => void;
+  onRemove: () => void;
+}) {
+  const n = index + 1;
+  const setCondition = (i: number, next: Condition) => onChange({ ...step, where: step.where.map((c, j) => (j === i ? next : c)) });
+  return (
+    <li class="funnel-step">
+      <div class="field-row">
+        <label for={`step-${n}`} class="step-label">
+          Step {n} event
+        </label>
+        <input
+          id={`step-${n}`}
+          list="funnel-event-names"
+          required
+          maxLength={100}
+          autoComplete="off"
+          value={step.eventName}
+          onInput={(e) => onChange({ ...step, eventName: e.currentTarget.value })}
+        />
+        <button type="button" onClick={() => onChange({ ...step, where: [...step.where, { key: '', type: 'string', value: '' }] })}>
+          Add a condition
+        </button>
+        {canRemove && (
+          <button type="button" class="link-button" onClick={onRemove} aria-label={`Remove step ${n}`}>
+            Remove
+          </button>
+        )}
+      </div>
+      {step.where.length > 0 && (
+        <ul class="conditions" aria-label={`Conditions of step ${n}`}>
+          {step.where.map((condition, i) => (
+            <li key={i} class="field-row">
+              <span class="muted">where</span>
+              <input
+                aria-label={`Step ${n} condition ${i + 1} property`}
+                required
+                maxLength={100}
+                placeholder="property"
+                value={condition.key}
+                onInput={(e) => setCondition(i, { ...condition, key: e.currentTarget.value })}
+              />
+              <span class="muted">=</span>
+              <select
+                aria-label={`Step ${n} condition ${i + 1} type`}
+                value={condition.type}
+                onChange={(e) => setCondition(i, { ...condition, type: e.currentTarget.value as ValueType, value: '' })}
+              >
+                <option value="string">text</option>
+                <option value="number">number</option>
+                <option value="boolean">true / false</option>
+              </select>
+              {condition.type === 'boolean' ? (
+                <select
+                  aria-label={`Step ${n} condition ${i + 1} value`}
+                  value={condition.value || 'true'}
+                  onChange={(e) => setCondition(i, { ...condition, value: e.currentTarget.value })}
+                >
+                  <option value="true">true</option>
+                  <option value="false">false</option>
+                </select>
+              ) : (
+                <input
+                  aria-label={`Step ${n} condition ${i + 1} value`}
+                  type={condition.type === 'number' ? 'number' : 'text'}
+                  step="any"
+                  required
+                  value={condition.value}
+                  onInput={(e) => setCondition(i, { ...condition, value: e.currentTarget.value })}
+                />
+              )}
+              <button
+                type="button"
+                class="link-button"
+                aria-label={`Remove condition ${i + 1} of step ${n}`}
+                onClick={() => onChange({ ...step, where: step.where.filter((_, j) => j !== i) })}
+              >
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+/** A condition's value in its JSON type: the API compares it with the property's, type included. */
+function typed(condition: Condition): string | number | boolean {
+  if (condition.type === 'number') return Number(condition.value);
+  if (condition.type === 'boolean') return condition.value !== 'false';
+  return condition.value;
+}
+
+function FunnelAnswer({ answer }: { answer: FunnelResult }) {
+  const first = answer.steps[0]?.users ?? 0;
+  return (
+    <>
+      <PlanNarrowing echo={answer} what="events" />
+      {first === 0 ? (
+        <Empty>Nobody did the first step in this range.</Empty>
+      ) : (
+        <>
+          <FunnelBars steps={answer.steps} />
+          <StepsTable steps={answer.steps} />
+        </>
+      )}
+      {answer.breakdown !== null && <BreakdownTable answer={answer} />}
+    </>
+  );
+}
+
+/** Bars of each step's users as a share of step 1; the numbers are in the table below, for everyone. */
+function FunnelBars({ steps }: { steps: Step[] }) {
+  const summary = steps.map((s, i) => `step ${i + 1} ${s.event_name}: ${formatCount(s.users)} users`).join('; ');
+  return (
+    <figure class="funnel-chart" aria-label="Funnel bar chart" data-testid="funnel-chart">
+      <div class="funnel-bars" aria-hidden="true">
+        {steps.map((step, i) => (
+          <div class="funnel-bar" key={i}>
+            <span class="funnel-bar-value">{formatPercent(step.conversion_from_first)}</span>
+            <span class="funnel-bar-track">
+              <span class="funnel-bar-fill" style={{ height: `${Math.max(1, (step.conversion_from_first ?? 0) * 100)}%` }} />
+            </span>
+            <span class="funnel-bar-label">
+              {i + 1}. {step.event_name}
+            </span>
+          </div>
+        ))}
+      </div>
+      <figcaption class="visually-hidden">{summary}</figcaption>
+    </figure>
+  );
+}
+
+function StepsTable({ steps }: { steps: Step[] }) {
+  return (
+    <ScrollRegion label="Funnel steps">
+      <table class="data-table" data-testid="funnel-steps">
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col" class="num">
+              Users
+            </th>
+            <th scope="col" class="num">
+              From first
+            </th>
+            <th scope="col" class="num">
+              From previous
+            </th>
+            <th scope="col" class="num">
+              Median time to convert
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {steps.map((step, i) => (
+            <tr key={i}>
+              <th scope="row">
+                {i + 1}. {step.event_name}
+              </th>
+              <td class="num">{formatCount(step.users)}</td>
+              <td class="num">{formatPercent(step.conversion_from_first)}</td>
+              <td class="num">{i === 0 ? '—' : formatPercent(step.conversion_from_previous)}</td>
+              <td class="num">{formatDuration(step.median_seconds_to_convert)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </ScrollRegion>
+  );
+}
+
+function BreakdownTable({ answer }: { answer: FunnelResult }) {
+  return (
+    <>
+      <h3 id="funnel-breakdown-heading">By {answer.breakdown}</h3>
+      {answer.breakdown_values.length === 0 ? (
+        <Empty>No events in this range to break down.</Empty>
+      ) : (
+        <ScrollRegion label={`Funnel by ${answer.breakdown}`}>
+          <table class="data-table" data-testid="funnel-breakdown">
+            <thead>
+              <tr>
+                <th scope="col">{answer.breakdown}</th>
+                {answer.steps.map((step, i) => (
+                  <th scope="col" class="num" key={i}>
+                    {i + 1}. {step.event_name}
+                  </th>
+                ))}
+                <th scope="col" class="num">
+                  Overall conversion
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {answer.breakdown_values.map((row) => (
+                <tr key={row.value ?? '(none)'}>
+                  <th scope="row">{row.value ?? <span class="muted">(not set)</span>}</th>
+                  {row.steps.map((step, i) => (
+                    <td class="num" key={i}>
+                      {formatCount(step.users)}
+                    </td>
+                  ))}
+                  <td class="num">{formatPercent(row.steps[row.steps.length - 1]?.conversion_from_first)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollRegion>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,219 @@
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, type Schemas, unwrap } from '../api/client';
+import { EventNameOptions, useEventNames } from '../components/event-names';
+import { Page } from '../components/layout';
+import { PlanNarrowing } from '../components/plan-narrowing';
+import { ScrollRegion } from '../components/scroll-region';
+import { Empty, FailureNotice, Loading } from '../components/states';
+import { formatCount, formatDate, formatPercent, isoDay } from '../lib/format';
+import { useResource } from '../lib/use-resource';
+
+type RetentionRequest = Schemas['RetentionRequest'];
+type RetentionResult = Schemas['RetentionResult'];
+type Interval = 'day' | 'week';
+
+const PRO_CUSTOM =
+  'Cohorts over custom events are part of the Pro and Team plans; below Pro the events can be feedback_list, feedback_detail or submit_feedback.';
+
+/**
+ * The heat map's shades, lightest first, each with the text colour that reads on it at 4.5:1 or
+ * better: the ramp jumps from light to dark rather than pass through shades no text reads on.
+ */
+const SHADES = [
+  { upTo: 0, background: '#ffffff', color: '#1c2030' },
+  { upTo: 0.1, background: '#eef2ff', color: '#1c2030' },
+  { upTo: 0.25, background: '#d6defc', color: '#1c2030' },
+  { upTo: 0.4, background: '#b3c2f7', color: '#1c2030' },
+  { upTo: 0.6, background: '#3b5bdb', color: '#ffffff' },
+  { upTo: 0.8, background: '#2f4ac0', color: '#ffffff' },
+  { upTo: 1, background: '#1f3497', color: '#ffffff' },
+] as const;
+
+const DARKEST = SHADES[SHADES.length - 1] as (typeof SHADES)[number];
+const shadeOf = (share: number) => SHADES.find((shade) => share <= shade.upTo) ?? DARKEST;
+
+/** Cohorts by first occurrence and how many came back in each later day or week (POST /insights/retention). */
+export function RetentionPage() {
+  const { params } = useRoute();
+  const projectId = params.id ?? '';
+  const [request, setRequest] = useState<RetentionRequest | null>(null);
+  const result = useResource(
+    () =>
+      request === null
+        ? Promise.resolve(null)
+        : unwrap(api.POST('/projects/{id}/insights/retention', { params: { path: { id: projectId } }, body: request })),
+    [projectId, JSON.stringify(request)],
+  );
+  return (
+    <Page title="Retention" projectId={projectId}>
+      <RetentionForm projectId={projectId} busy={result.state === 'loading' && request !== null} onSubmit={setRequest} />
+      <section class="card" aria-labelledby="retention-result-heading" aria-busy={result.state === 'loading'}>
+        <h2 id="retention-result-heading">Cohorts</h2>
+        {request === null && <Empty>Choose the events and the interval, then show the cohorts.</Empty>}
+        {request !== null && result.state === 'loading' && <Loading what="the cohorts" />}
+        {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
+        {result.state === 'ready' && result.data && <Cohorts answer={result.data} />}
+      </section>
+    </Page>
+  );
+}
+
+function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy: boolean; onSubmit: (request: RetentionRequest) => void }) {
+  const [cohortEvent, setCohortEvent] = useState('');
+  const [returnEvent, setReturnEvent] = useState('');
+  const [interval, setBucket] = useState<Interval>('week');
+  const [periods, setPeriods] = useState('8');
+  const [from, setFrom] = useState(isoDay(29));
+  const [to, setTo] = useState(isoDay(0));
+  const names = useEventNames(projectId);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    onSubmit({
+      ...(cohortEvent.trim() ? { cohortEvent: cohortEvent.trim() } : {}),
+      ...(returnEvent.trim() ? { returnEvent: returnEvent.trim() } : {}),
+      interval,
+      periods: Number(periods),
+      dateFrom: from,
+      dateTo: to,
+    });
+  };
+  return (
+    <form class="card filters" aria-label="Cohort definition" onSubmit={submit}>
+      <EventNameOptions id="retention-event-names" names={names.data?.event_names} />
+      <div class="field">
+        <label for="cohort-event">Cohort event</label>
+        <input
+          id="cohort-event"
+          list="retention-event-names"
+          maxLength={100}
+          autoComplete="off"
+          placeholder="any event"
+          value={cohortEvent}
+          onInput={(e) => setCohortEvent(e.currentTarget.value)}
+        />
+      </div>
+      <div class="field">
+        <label for="return-event">Return event</label>
+        <input
+          id="return-event"
+          list="retention-event-names"
+          maxLength={100}
+          autoComplete="off"
+          placeholder="any event"
+          value={returnEvent}
+          onInput={(e) => setReturnEvent(e.currentTarget.value)}
+        />
+      </div>
+      <div class="field">
+        <label for="retention-interval">By</label>
+        <select id="retention-interval" value={interval} onChange={(e) => setBucket(e.currentTarget.value as Interval)}>
+          <option value="day">Day</option>
+          <option value="week">Week</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for="retention-periods">Periods</label>
+        <input
+          id="retention-periods"
+          type="number"
+          min="1"
+          max="52"
+          required
+          class="input-short"
+          value={periods}
+          onInput={(e) => setPeriods(e.currentTarget.value)}
+        />
+      </div>
+      <div class="field">
+        <label for="retention-from">From</label>
+        <input id="retention-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for="retention-to">To</label>
+        <input id="retention-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+      </div>
+      <button type="submit" class="primary" disabled={busy}>
+        Show cohorts
+      </button>
+      <p class="muted field-note">
+        A user joins the cohort of their first cohort event in the range; period 0 is the cohort's size, period p counts those who did the
+        return event in the p-th {interval} after.
+      </p>
+    </form>
+  );
+}
+
+/** The cohort matrix as a table, each cell shaded by its share of the cohort (the legend says how). */
+function Cohorts({ answer }: { answer: RetentionResult }) {
+  const unit = answer.interval === 'day' ? 'Day' : 'Week';
+  const total = answer.cohorts.reduce((sum, cohort) => sum + cohort.users, 0);
+  return (
+    <>
+      <PlanNarrowing echo={answer} what="events" />
+      {total === 0 ? (
+        <Empty>No user did the cohort event in this range.</Empty>
+      ) : (
+        <>
+          <ScrollRegion label="Cohort matrix">
+            <table class="data-table heatmap" data-testid="retention-matrix">
+              <caption class="visually-hidden">
+                Users per {answer.interval} cohort and how many came back in each later {answer.interval}; each cell gives the count and its
+                share of the cohort.
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Cohort</th>
+                  <th scope="col" class="num">
+                    Users
+                  </th>
+                  {Array.from({ length: answer.periods + 1 }, (_, p) => (
+                    <th scope="col" class="num" key={p}>
+                      {unit} {p}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {answer.cohorts.map((cohort) => (
+                  <tr key={cohort.cohort_start}>
+                    <th scope="row">{formatDate(cohort.cohort_start)}</th>
+                    <td class="num">{formatCount(cohort.users)}</td>
+                    {Array.from({ length: answer.periods + 1 }, (_, p) => {
+                      const count = cohort.retained[p];
+                      if (count === undefined) {
+                        return (
+                          <td key={p} class="num heat-none">
+                            <span class="visually-hidden">not measurable yet</span>
+                          </td>
+                        );
+                      }
+                      const share = cohort.users === 0 ? 0 : count / cohort.users;
+                      const shade = shadeOf(share);
+                      return (
+                        <td key={p} class="num heat" style={{ background: shade.background, color: shade.color }} data-period={p}>
+                          <span class="heat-count">{formatCount(count)}</span>
+                          {cohort.users > 0 && <span class="heat-share">{formatPercent(share)}</span>}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </ScrollRegion>
+          <p class="heat-legend muted">
+            <span>Share of the cohort:</span>
+            {SHADES.slice(1).map((shade, i) => (
+              <span key={shade.upTo} class="heat-key" style={{ background: shade.background, color: shade.color }}>
+                {i === 0 ? 'up to ' : ''}
+                {formatPercent(shade.upTo)}
+              </span>
+            ))}
+            <span>Empty cells: periods not over yet.</span>
+          </p>
+        </>
+      )}
+    </>
+  );
+}
