@@ -69,6 +69,8 @@ const usage = `npm run bench:ingest -- [options]
   --sdk-events 100000       events per SDK-shaped phase (one plain, one gzipped)
   --sdk-batch 20            events per SDK request
   --sdk-clients 50          SDK clients sending at once, one request in flight each
+  --phases track,batch,sdk  which measurements to run: (1) track vs bare Koa, (2) 1000-event
+                            batches vs raw insert, (3) SDK-shaped traffic (default all)
   --cpu-prof DIR            write V8 CPU profiles of the service processes into DIR
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379)`;
@@ -87,6 +89,7 @@ const { values: args } = parseArgs({
     'sdk-events': { type: 'string', default: '100000' },
     'sdk-batch': { type: 'string', default: '20' },
     'sdk-clients': { type: 'string', default: '50' },
+    phases: { type: 'string', default: 'track,batch,sdk' },
     'cpu-prof': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -115,8 +118,14 @@ const options = {
   sdkEvents: intArg('sdk-events'),
   sdkBatch: intArg('sdk-batch'),
   sdkClients: intArg('sdk-clients'),
+  phases: new Set(
+    String(args.phases)
+      .split(',')
+      .map((p) => p.trim()),
+  ),
   cpuProfDir: args['cpu-prof'] ? path.resolve(args['cpu-prof']) : undefined,
 };
+for (const p of options.phases) if (!['track', 'batch', 'sdk'].includes(p)) throw new Error(`unknown phase ${p}`);
 type Mode = 'embedded' | 'bullmq';
 for (const mode of options.modes) if (mode !== 'embedded' && mode !== 'bullmq') throw new Error(`unknown mode ${mode}`);
 if (options.batchSize > 1000) throw new Error('--batch-size: /events/batch takes at most 1000 events');
@@ -338,10 +347,16 @@ type SdkFigures = {
 type ModeResult = {
   mode: Mode;
   sdk: SdkFigures[];
+  http?: TrackResult;
+  batches?: BatchResult;
+};
+type TrackResult = {
   bare: HttpFigures;
   track: HttpFigures & { visible: number; visibleAfterMs: number; lag: VisibilityLag };
   /** The same /events/track load with a sink that stores nothing: the request path alone. */
   trackNoop: HttpFigures;
+};
+type BatchResult = {
   batch: { events: number; requests: number; ackMs: number; visibleMs: number; rate: number; phase: Phase };
   raw: RawInsertResult & { rate: number; phase: Phase };
   /** Supplementary: the same rows in batches as large as --batch-concurrency requests coalesced. */
@@ -643,160 +658,171 @@ async function runMode(mode: Mode): Promise<ModeResult> {
   const sdkProjects = [await project('bench sdk plain'), await project('bench sdk gzip')];
   const sdkRawProjects = [await project('bench sdk raw plain'), await project('bench sdk raw gzip')];
 
-  // (1a) bare Koa, in its own process, while the service is idle.
-  log(`bare Koa: autocannon ${options.connections} connections, ${options.duration} s`);
-  const bareServer = await Child.start(`bare-${mode}`, 'bare-server.ts', { ...process.env });
-  cleanups.push({ name: 'stop bare server', run: () => bareServer.stop(false) });
-  const bare = await measureHttp(`${mode} bare Koa`, bareServer, {}, {}, false);
-  await bareServer.stop(false);
-  cleanups.pop();
+  const trackPart = async (): Promise<TrackResult> => {
+    // (1a) bare Koa, in its own process, while the service is idle.
+    log(`bare Koa: autocannon ${options.connections} connections, ${options.duration} s`);
+    const bareServer = await Child.start(`bare-${mode}`, 'bare-server.ts', { ...process.env });
+    cleanups.push({ name: 'stop bare server', run: () => bareServer.stop(false) });
+    const bare = await measureHttp(`${mode} bare Koa`, bareServer, {}, {}, false);
+    await bareServer.stop(false);
+    cleanups.pop();
 
-  // (1b) /events/track; then every acknowledged event must show up in ClickHouse.
-  log(`/events/track: autocannon ${options.connections} connections, ${options.duration} s`);
-  const probe = visibilityProbe(server, markerProject);
-  const trackRun = await measureHttp(
-    `${mode} /events/track`,
-    server,
-    { 'x-api-key': trackProject.api_key },
-    { 'x-api-key': warmupProject.api_key },
-    true,
-    (stopped) => probe.run(stopped),
-  );
-  const trackAckedAt = performance.now();
-  const lag = await probe.result(120_000);
-  log(
-    `${mode} visibility lag under load: ${lag.markers} markers, p50 ${f0(lag.p50Ms)} ms, p99 ${f0(lag.p99Ms)} ms, max ${f0(lag.maxMs)} ms`,
-  );
-  const trackVisible = await waitForCount(server, trackProject.id, trackRun.ok, 300_000);
-  const track = { ...trackRun, visible: trackVisible.n, visibleAfterMs: trackVisible.at - trackAckedAt, lag };
-  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
-
-  // (1c) Analysis: the same requests with the sink answering at once (nothing stored), to show
-  // what the request path alone costs against bare Koa.
-  log(`/events/track, no-op sink: autocannon ${options.connections} connections, ${options.duration} s`);
-  await server.request({ op: 'sink', noop: true });
-  const trackNoop = await measureHttp(
-    `${mode} /events/track no-op sink`,
-    server,
-    { 'x-api-key': trackProject.api_key },
-    { 'x-api-key': warmupProject.api_key },
-    true,
-  );
-  await server.request({ op: 'sink', noop: false });
-
-  // (2a) /events/batch end to end: from the first request until ClickHouse counts every event.
-  const templates = batchTemplates(8, options.batchSize);
-  const bodies = templates.map((events) => JSON.stringify({ events }));
-  const requests = Math.ceil(options.batchTotal / options.batchSize);
-  const total = requests * options.batchSize;
-  log(`/events/batch: ${total} events, ${options.batchSize} a request, ${options.batchConcurrency} in flight`);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.batchConcurrency });
-  const headers = { 'content-type': 'application/json', 'x-api-key': batchProject.api_key };
-  // A few requests to warm the route up, into the warm-up project, drained before the run.
-  for (let i = 0; i < 3; i++) {
-    const warm = await post(
-      agent,
-      server.port,
-      '/api/v1/events/batch',
-      { ...headers, 'x-api-key': warmupProject.api_key },
-      bodies[i % bodies.length] as string,
+    // (1b) /events/track; then every acknowledged event must show up in ClickHouse.
+    log(`/events/track: autocannon ${options.connections} connections, ${options.duration} s`);
+    const probe = visibilityProbe(server, markerProject);
+    const trackRun = await measureHttp(
+      `${mode} /events/track`,
+      server,
+      { 'x-api-key': trackProject.api_key },
+      { 'x-api-key': warmupProject.api_key },
+      true,
+      (stopped) => probe.run(stopped),
     );
-    if (warm.status !== 200) throw new Error(`warm-up /events/batch answered ${warm.status}: ${warm.text.slice(0, 200)}`);
-  }
-  const warmupCount = await server.request<number>({ op: 'count', projectId: warmupProject.id });
-  await waitForCount(server, warmupProject.id, warmupCount, 60_000);
-  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
-  let sent = 0;
-  let failed = 0;
-  const expectedPrefix = `{"accepted":${options.batchSize},`;
-  const batchRun = await phase(
-    `${mode} /events/batch e2e`,
-    server,
-    async () => {
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: options.batchConcurrency }, async () => {
-          while (sent < requests) {
-            const body = bodies[sent++ % bodies.length] as string;
-            const response = await post(agent, server.port, '/api/v1/events/batch', headers, body);
-            if (response.status !== 200 || !response.text.startsWith(expectedPrefix)) {
-              failed++;
-              if (failed <= 3) log(`/events/batch answered ${response.status}: ${response.text.slice(0, 200)}`);
-            }
-          }
-        }),
+    const trackAckedAt = performance.now();
+    const lag = await probe.result(120_000);
+    log(
+      `${mode} visibility lag under load: ${lag.markers} markers, p50 ${f0(lag.p50Ms)} ms, p99 ${f0(lag.p99Ms)} ms, max ${f0(lag.maxMs)} ms`,
+    );
+    const trackVisible = await waitForCount(server, trackProject.id, trackRun.ok, 300_000);
+    const track = { ...trackRun, visible: trackVisible.n, visibleAfterMs: trackVisible.at - trackAckedAt, lag };
+    await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+
+    // (1c) Analysis: the same requests with the sink answering at once (nothing stored), to show
+    // what the request path alone costs against bare Koa.
+    log(`/events/track, no-op sink: autocannon ${options.connections} connections, ${options.duration} s`);
+    await server.request({ op: 'sink', noop: true });
+    const trackNoop = await measureHttp(
+      `${mode} /events/track no-op sink`,
+      server,
+      { 'x-api-key': trackProject.api_key },
+      { 'x-api-key': warmupProject.api_key },
+      true,
+    );
+    await server.request({ op: 'sink', noop: false });
+
+    return { bare, track, trackNoop };
+  };
+
+  const batchPart = async (): Promise<BatchResult> => {
+    // (2a) /events/batch end to end: from the first request until ClickHouse counts every event.
+    const templates = batchTemplates(8, options.batchSize);
+    const bodies = templates.map((events) => JSON.stringify({ events }));
+    const requests = Math.ceil(options.batchTotal / options.batchSize);
+    const total = requests * options.batchSize;
+    log(`/events/batch: ${total} events, ${options.batchSize} a request, ${options.batchConcurrency} in flight`);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: options.batchConcurrency });
+    const headers = { 'content-type': 'application/json', 'x-api-key': batchProject.api_key };
+    // A few requests to warm the route up, into the warm-up project, drained before the run.
+    for (let i = 0; i < 3; i++) {
+      const warm = await post(
+        agent,
+        server.port,
+        '/api/v1/events/batch',
+        { ...headers, 'x-api-key': warmupProject.api_key },
+        bodies[i % bodies.length] as string,
       );
-      const acked = performance.now();
-      if (failed > 0) throw new Error(`${failed} /events/batch requests failed`);
-      const visible = await waitForCount(server, batchProject.id, total, 300_000);
-      return { ackMs: acked - started, visibleMs: visible.at - started };
-    },
-    true,
-  );
-  agent.destroy();
-  const batch = {
-    events: total,
-    requests,
-    ...batchRun.result,
-    rate: (total / batchRun.result.visibleMs) * 1000,
-    phase: batchRun.phase,
+      if (warm.status !== 200) throw new Error(`warm-up /events/batch answered ${warm.status}: ${warm.text.slice(0, 200)}`);
+    }
+    const warmupCount = await server.request<number>({ op: 'count', projectId: warmupProject.id });
+    await waitForCount(server, warmupProject.id, warmupCount, 60_000);
+    await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+    let sent = 0;
+    let failed = 0;
+    const expectedPrefix = `{"accepted":${options.batchSize},`;
+    const batchRun = await phase(
+      `${mode} /events/batch e2e`,
+      server,
+      async () => {
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: options.batchConcurrency }, async () => {
+            while (sent < requests) {
+              const body = bodies[sent++ % bodies.length] as string;
+              const response = await post(agent, server.port, '/api/v1/events/batch', headers, body);
+              if (response.status !== 200 || !response.text.startsWith(expectedPrefix)) {
+                failed++;
+                if (failed <= 3) log(`/events/batch answered ${response.status}: ${response.text.slice(0, 200)}`);
+              }
+            }
+          }),
+        );
+        const acked = performance.now();
+        if (failed > 0) throw new Error(`${failed} /events/batch requests failed`);
+        const visible = await waitForCount(server, batchProject.id, total, 300_000);
+        return { ackMs: acked - started, visibleMs: visible.at - started };
+      },
+      true,
+    );
+    agent.destroy();
+    const batch = {
+      events: total,
+      requests,
+      ...batchRun.result,
+      rate: (total / batchRun.result.visibleMs) * 1000,
+      phase: batchRun.phase,
+    };
+
+    // (2b) the same rows, straight into the same chDB with insertEvents (timed inside the server).
+    await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+    log(`raw insertEvents: ${total} rows, ${options.batchSize} a batch, ${options.rawConcurrency} in flight`);
+    const rawRun = await phase(
+      `${mode} raw insertEvents`,
+      server,
+      () =>
+        server.request<RawInsertResult>({
+          op: 'rawInsert',
+          projectId: rawProject.id,
+          templates,
+          total,
+          batchSize: options.batchSize,
+          concurrency: options.rawConcurrency,
+        }),
+      false,
+    );
+    if (rawRun.result.visible !== total) throw new Error(`raw insert: ${rawRun.result.visible} of ${total} rows visible`);
+    const raw = { ...rawRun.result, rate: (rawRun.result.rows / rawRun.result.ms) * 1000, phase: rawRun.phase };
+
+    // (2c) supplementary: the batchers coalesce concurrent requests, so the pipeline may insert more
+    // than --batch-size rows at once; this is the raw rate at that larger size.
+    const largeBatch = Math.min(total, options.batchSize * options.batchConcurrency);
+    await server.request({ op: 'quiesce', timeoutMs: 30_000 });
+    log(`raw insertEvents (supplementary): ${total} rows, ${largeBatch} a batch, ${options.rawConcurrency} in flight`);
+    const rawLargeRun = await phase(
+      `${mode} raw insertEvents ${largeBatch}`,
+      server,
+      () =>
+        server.request<RawInsertResult>({
+          op: 'rawInsert',
+          projectId: rawLargeProject.id,
+          templates,
+          total,
+          batchSize: largeBatch,
+          concurrency: options.rawConcurrency,
+        }),
+      false,
+    );
+    if (rawLargeRun.result.visible !== total) throw new Error(`raw insert: ${rawLargeRun.result.visible} of ${total} rows visible`);
+    const rawLarge = {
+      ...rawLargeRun.result,
+      rate: (rawLargeRun.result.rows / rawLargeRun.result.ms) * 1000,
+      phase: rawLargeRun.phase,
+      batchSize: largeBatch,
+    };
+
+    return { batch, raw, rawLarge };
   };
 
-  // (2b) the same rows, straight into the same chDB with insertEvents (timed inside the server).
-  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
-  log(`raw insertEvents: ${total} rows, ${options.batchSize} a batch, ${options.rawConcurrency} in flight`);
-  const rawRun = await phase(
-    `${mode} raw insertEvents`,
-    server,
-    () =>
-      server.request<RawInsertResult>({
-        op: 'rawInsert',
-        projectId: rawProject.id,
-        templates,
-        total,
-        batchSize: options.batchSize,
-        concurrency: options.rawConcurrency,
-      }),
-    false,
-  );
-  if (rawRun.result.visible !== total) throw new Error(`raw insert: ${rawRun.result.visible} of ${total} rows visible`);
-  const raw = { ...rawRun.result, rate: (rawRun.result.rows / rawRun.result.ms) * 1000, phase: rawRun.phase };
-
-  // (2c) supplementary: the batchers coalesce concurrent requests, so the pipeline may insert more
-  // than --batch-size rows at once; this is the raw rate at that larger size.
-  const largeBatch = Math.min(total, options.batchSize * options.batchConcurrency);
-  await server.request({ op: 'quiesce', timeoutMs: 30_000 });
-  log(`raw insertEvents (supplementary): ${total} rows, ${largeBatch} a batch, ${options.rawConcurrency} in flight`);
-  const rawLargeRun = await phase(
-    `${mode} raw insertEvents ${largeBatch}`,
-    server,
-    () =>
-      server.request<RawInsertResult>({
-        op: 'rawInsert',
-        projectId: rawLargeProject.id,
-        templates,
-        total,
-        batchSize: largeBatch,
-        concurrency: options.rawConcurrency,
-      }),
-    false,
-  );
-  if (rawLargeRun.result.visible !== total) throw new Error(`raw insert: ${rawLargeRun.result.visible} of ${total} rows visible`);
-  const rawLarge = {
-    ...rawLargeRun.result,
-    rate: (rawLargeRun.result.rows / rawLargeRun.result.ms) * 1000,
-    phase: rawLargeRun.phase,
-    batchSize: largeBatch,
-  };
+  const trackFigures = options.phases.has('track') ? await trackPart() : undefined;
+  const batchFigures = options.phases.has('batch') ? await batchPart() : undefined;
 
   // (3) SDK-shaped traffic, plain and gzipped.
   const sdk: SdkFigures[] = [];
-  for (const [i, gzip] of [false, true].entries()) {
+  for (const [i, gzip] of (options.phases.has('sdk') ? [false, true] : []).entries()) {
     sdk.push(await sdkPhase(mode, server, sdkProjects[i] as { id: string; api_key: string }, sdkRawProjects[i] as { id: string }, gzip));
   }
 
   await runCleanups();
-  return { mode, sdk, bare, track, trackNoop, batch, raw, rawLarge };
+  return { mode, sdk, ...(trackFigures ? { http: trackFigures } : {}), ...(batchFigures ? { batches: batchFigures } : {}) };
 }
 
 async function deleteRedisKeys(pattern: string): Promise<void> {
@@ -863,159 +889,182 @@ function report(results: ModeResult[]): string {
     `${pct(p.cpu.machine)} / ${os.cpus().length * 100}%`,
     p.loop ? `${f2(p.loop.p50Ms)} / ${f2(p.loop.p99Ms)} / ${f2(p.loop.maxMs)}` : '—',
   ];
+  const tracks = results.flatMap((r) => (r.http ? [{ mode: r.mode, ...r.http }] : []));
+  const batches = results.flatMap((r) => (r.batches ? [{ mode: r.mode, ...r.batches }] : []));
+  const both = results.flatMap((r) => (r.http && r.batches ? [{ mode: r.mode, ...r.http, ...r.batches }] : []));
+  const sdks = results.filter((r) => r.sdk.length > 0);
+  const section = (present: boolean, lines: string[]) => (present ? lines : []);
   return [
-    `### (1) POST /api/v1/events/track vs bare Koa — autocannon, ${options.connections} connections, ${options.duration} s (after ${options.warmup} s warm-up)`,
-    '',
-    table(
-      ['mode', 'server', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'CPU ms/req: server process', 'CPU ms/req: + postgres + redis'],
-      results.flatMap((r) => [
+    ...section(tracks.length > 0, [
+      `### (1) POST /api/v1/events/track vs bare Koa — autocannon, ${options.connections} connections, ${options.duration} s (after ${options.warmup} s warm-up)`,
+      '',
+      table(
         [
-          r.mode,
-          'bare Koa',
-          f0(r.bare.rps),
-          String(r.bare.p50),
-          String(r.bare.p99),
-          String(r.bare.non2xx),
-          String(r.bare.errors),
-          ...perUnit(r.bare.phase, r.bare.ok, 1),
+          'mode',
+          'server',
+          'req/s',
+          'p50 ms',
+          'p99 ms',
+          'non-2xx',
+          'errors',
+          'CPU ms/req: server process',
+          'CPU ms/req: + postgres + redis',
         ],
-        [
-          r.mode,
-          '/events/track',
-          f0(r.track.rps),
-          String(r.track.p50),
-          String(r.track.p99),
-          String(r.track.non2xx),
-          String(r.track.errors),
-          ...perUnit(r.track.phase, r.track.ok, 1),
-        ],
-        [
-          r.mode,
-          '/events/track, no-op sink (analysis)',
-          f0(r.trackNoop.rps),
-          String(r.trackNoop.p50),
-          String(r.trackNoop.p99),
-          String(r.trackNoop.non2xx),
-          String(r.trackNoop.errors),
-          ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1),
-        ],
-      ]),
-    ),
-    '',
-    `### (2) events/s end to end through POST /api/v1/events/batch vs raw insertEvents into the same chDB`,
-    '',
-    table(
-      [
-        'mode',
-        'path',
-        'events',
-        'batch',
-        'in flight',
-        'all acked after s',
-        'all visible after s',
-        'events/s',
-        'CPU µs/event: server process',
-        'CPU µs/event: + postgres + redis',
-      ],
-      results.flatMap((r) => [
-        [
-          r.mode,
-          '/events/batch e2e',
-          f0(r.batch.events),
-          String(options.batchSize),
-          String(options.batchConcurrency),
-          f2(r.batch.ackMs / 1000),
-          f2(r.batch.visibleMs / 1000),
-          f0(r.batch.rate),
-          ...perUnit(r.batch.phase, r.batch.events, 1000),
-        ],
-        [
-          r.mode,
-          'raw insertEvents',
-          f0(r.raw.rows),
-          String(options.batchSize),
-          String(options.rawConcurrency),
-          '—',
-          f2(r.raw.ms / 1000),
-          f0(r.raw.rate),
-          ...perUnit(r.raw.phase, r.raw.rows, 1000),
-        ],
-        [
-          r.mode,
-          'raw insertEvents (suppl.)',
-          f0(r.rawLarge.rows),
-          String(r.rawLarge.batchSize),
-          String(options.rawConcurrency),
-          '—',
-          f2(r.rawLarge.ms / 1000),
-          f0(r.rawLarge.rate),
-          ...perUnit(r.rawLarge.phase, r.rawLarge.rows, 1000),
-        ],
-      ]),
-    ),
-    '',
-    `### (3) SDK-shaped traffic: POST /api/v1/events/batch, ${options.sdkBatch} events with eventIds a request, ${options.sdkClients} clients, vs raw insertEvents of the same rows at the pipeline's insert size`,
-    '',
-    table(
-      [
-        'mode',
-        'body',
-        'events',
-        'bytes/request',
-        'all acked after s',
-        'all visible after s',
-        'events/s e2e',
-        'service CPU µs/event',
-        'pipeline inserts (avg rows)',
-        'raw insertEvents events/s',
-        'raw CPU µs/event',
-        'e2e / raw',
-      ],
-      results.flatMap((r) =>
-        r.sdk.map((x) => [
-          r.mode,
-          x.gzip ? 'gzip' : 'JSON',
-          f0(x.events),
-          f0(x.bodyBytes),
-          f2(x.ackMs / 1000),
-          f2(x.visibleMs / 1000),
-          f0(x.rate),
-          perUnit(x.phase, x.events, 1000)[0],
-          `${f0(x.inserts)} (${f0(x.insertSize)})`,
-          f0(x.raw.rate),
-          perUnit(x.raw.phase, x.raw.rows, 1000)[0],
-          verdict(x.rate / x.raw.rate, BATCH_TARGET),
+        tracks.flatMap((r) => [
+          [
+            r.mode,
+            'bare Koa',
+            f0(r.bare.rps),
+            String(r.bare.p50),
+            String(r.bare.p99),
+            String(r.bare.non2xx),
+            String(r.bare.errors),
+            ...perUnit(r.bare.phase, r.bare.ok, 1),
+          ],
+          [
+            r.mode,
+            '/events/track',
+            f0(r.track.rps),
+            String(r.track.p50),
+            String(r.track.p99),
+            String(r.track.non2xx),
+            String(r.track.errors),
+            ...perUnit(r.track.phase, r.track.ok, 1),
+          ],
+          [
+            r.mode,
+            '/events/track, no-op sink (analysis)',
+            f0(r.trackNoop.rps),
+            String(r.trackNoop.p50),
+            String(r.trackNoop.p99),
+            String(r.trackNoop.non2xx),
+            String(r.trackNoop.errors),
+            ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1),
+          ],
         ]),
       ),
-    ),
-    '',
-    '### Ratios',
-    '',
-    table(
-      [
-        'mode',
-        'track / bare Koa (req/s)',
-        'track p50 / p99 ms (bare Koa)',
-        "service CPU per request / bare Koa's",
-        'visibility lag under load p50 / p99 ms (markers)',
-        'analysis: no-op sink / bare Koa',
-        'batch e2e / raw insert (events/s)',
-        'suppl.: e2e / raw at the larger batch',
-        'track: acked / visible in ClickHouse',
-      ],
-      results.map((r) => [
-        r.mode,
-        verdict(r.track.rps / r.bare.rps, TRACK_TARGET[r.mode] ?? 0.6),
-        `${r.track.p50} / ${r.track.p99} (${r.bare.p50} / ${r.bare.p99})`,
-        f2(cpuPerRequest(r.track.phase, r.track.ok) / cpuPerRequest(r.bare.phase, r.bare.ok)),
-        `${f0(r.track.lag.p50Ms)} / ${f0(r.track.lag.p99Ms)} (${r.track.lag.markers})`,
-        f2(r.trackNoop.rps / r.bare.rps),
-        verdict(r.batch.rate / r.raw.rate, BATCH_TARGET),
-        `${f2(r.batch.rate / r.rawLarge.rate)} (${r.rawLarge.batchSize}-row batches)`,
-        `${f0(r.track.ok)} / ${f0(r.track.visible)}, all visible ${f2(r.track.visibleAfterMs / 1000)} s after the run`,
-      ]),
-    ),
-    '',
+      '',
+    ]),
+    ...section(batches.length > 0, [
+      `### (2) events/s end to end through POST /api/v1/events/batch vs raw insertEvents into the same chDB`,
+      '',
+      table(
+        [
+          'mode',
+          'path',
+          'events',
+          'batch',
+          'in flight',
+          'all acked after s',
+          'all visible after s',
+          'events/s',
+          'CPU µs/event: server process',
+          'CPU µs/event: + postgres + redis',
+        ],
+        batches.flatMap((r) => [
+          [
+            r.mode,
+            '/events/batch e2e',
+            f0(r.batch.events),
+            String(options.batchSize),
+            String(options.batchConcurrency),
+            f2(r.batch.ackMs / 1000),
+            f2(r.batch.visibleMs / 1000),
+            f0(r.batch.rate),
+            ...perUnit(r.batch.phase, r.batch.events, 1000),
+          ],
+          [
+            r.mode,
+            'raw insertEvents',
+            f0(r.raw.rows),
+            String(options.batchSize),
+            String(options.rawConcurrency),
+            '—',
+            f2(r.raw.ms / 1000),
+            f0(r.raw.rate),
+            ...perUnit(r.raw.phase, r.raw.rows, 1000),
+          ],
+          [
+            r.mode,
+            'raw insertEvents (suppl.)',
+            f0(r.rawLarge.rows),
+            String(r.rawLarge.batchSize),
+            String(options.rawConcurrency),
+            '—',
+            f2(r.rawLarge.ms / 1000),
+            f0(r.rawLarge.rate),
+            ...perUnit(r.rawLarge.phase, r.rawLarge.rows, 1000),
+          ],
+        ]),
+      ),
+      '',
+    ]),
+    ...section(sdks.length > 0, [
+      `### (3) SDK-shaped traffic: POST /api/v1/events/batch, ${options.sdkBatch} events with eventIds a request, ${options.sdkClients} clients, vs raw insertEvents of the same rows at the pipeline's insert size`,
+      '',
+      table(
+        [
+          'mode',
+          'body',
+          'events',
+          'bytes/request',
+          'all acked after s',
+          'all visible after s',
+          'events/s e2e',
+          'service CPU µs/event',
+          'pipeline inserts (avg rows)',
+          'raw insertEvents events/s',
+          'raw CPU µs/event',
+          'e2e / raw',
+        ],
+        sdks.flatMap((r) =>
+          r.sdk.map((x) => [
+            r.mode,
+            x.gzip ? 'gzip' : 'JSON',
+            f0(x.events),
+            f0(x.bodyBytes),
+            f2(x.ackMs / 1000),
+            f2(x.visibleMs / 1000),
+            f0(x.rate),
+            perUnit(x.phase, x.events, 1000)[0],
+            `${f0(x.inserts)} (${f0(x.insertSize)})`,
+            f0(x.raw.rate),
+            perUnit(x.raw.phase, x.raw.rows, 1000)[0],
+            verdict(x.rate / x.raw.rate, BATCH_TARGET),
+          ]),
+        ),
+      ),
+      '',
+    ]),
+    ...section(both.length > 0, [
+      '### Ratios',
+      '',
+      table(
+        [
+          'mode',
+          'track / bare Koa (req/s)',
+          'track p50 / p99 ms (bare Koa)',
+          "service CPU per request / bare Koa's",
+          'visibility lag under load p50 / p99 ms (markers)',
+          'analysis: no-op sink / bare Koa',
+          'batch e2e / raw insert (events/s)',
+          'suppl.: e2e / raw at the larger batch',
+          'track: acked / visible in ClickHouse',
+        ],
+        both.map((r) => [
+          r.mode,
+          verdict(r.track.rps / r.bare.rps, TRACK_TARGET[r.mode] ?? 0.6),
+          `${r.track.p50} / ${r.track.p99} (${r.bare.p50} / ${r.bare.p99})`,
+          f2(cpuPerRequest(r.track.phase, r.track.ok) / cpuPerRequest(r.bare.phase, r.bare.ok)),
+          `${f0(r.track.lag.p50Ms)} / ${f0(r.track.lag.p99Ms)} (${r.track.lag.markers})`,
+          f2(r.trackNoop.rps / r.bare.rps),
+          verdict(r.batch.rate / r.raw.rate, BATCH_TARGET),
+          `${f2(r.batch.rate / r.rawLarge.rate)} (${r.rawLarge.batchSize}-row batches)`,
+          `${f0(r.track.ok)} / ${f0(r.track.visible)}, all visible ${f2(r.track.visibleAfterMs / 1000)} s after the run`,
+        ]),
+      ),
+      '',
+    ]),
     '### CPU during each measured phase (100% = one core) and event-loop delay of the serving process',
     '',
     table(
@@ -1032,12 +1081,20 @@ function report(results: ModeResult[]): string {
         'loop delay p50/p99/max ms',
       ],
       results.flatMap((r) => [
-        cpuRow(r.mode, 'bare Koa', r.bare.phase),
-        cpuRow(r.mode, '/events/track', r.track.phase),
-        cpuRow(r.mode, '/events/track, no-op sink', r.trackNoop.phase),
-        cpuRow(r.mode, '/events/batch e2e', r.batch.phase),
-        cpuRow(r.mode, 'raw insertEvents', r.raw.phase),
-        cpuRow(r.mode, 'raw insertEvents (suppl.)', r.rawLarge.phase),
+        ...(r.http
+          ? [
+              cpuRow(r.mode, 'bare Koa', r.http.bare.phase),
+              cpuRow(r.mode, '/events/track', r.http.track.phase),
+              cpuRow(r.mode, '/events/track, no-op sink', r.http.trackNoop.phase),
+            ]
+          : []),
+        ...(r.batches
+          ? [
+              cpuRow(r.mode, '/events/batch e2e', r.batches.batch.phase),
+              cpuRow(r.mode, 'raw insertEvents', r.batches.raw.phase),
+              cpuRow(r.mode, 'raw insertEvents (suppl.)', r.batches.rawLarge.phase),
+            ]
+          : []),
         ...r.sdk.flatMap((x) => [
           cpuRow(r.mode, `SDK batches${x.gzip ? ', gzip' : ''}`, x.phase),
           cpuRow(r.mode, `SDK batches${x.gzip ? ', gzip' : ''}: raw insertEvents`, x.raw.phase),
@@ -1074,7 +1131,7 @@ async function main() {
       '',
       `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
         `PostgreSQL ${POSTGRES_URL.replace(/\/\/[^@]*@/, '//')}, Redis ${REDIS_URL}, ClickHouse: chDB in the service process`,
-      `options: ${JSON.stringify({ ...options, cpuProfDir: undefined })}`,
+      `options: ${JSON.stringify({ ...options, phases: [...options.phases], cpuProfDir: undefined })}`,
       '',
       report(results),
       '',
@@ -1082,8 +1139,8 @@ async function main() {
   );
   const missed = results.some(
     (r) =>
-      r.track.rps / r.bare.rps < (TRACK_TARGET[r.mode] ?? 0.6) ||
-      r.batch.rate / r.raw.rate < BATCH_TARGET ||
+      (r.http !== undefined && r.http.track.rps / r.http.bare.rps < (TRACK_TARGET[r.mode] ?? 0.6)) ||
+      (r.batches !== undefined && r.batches.batch.rate / r.batches.raw.rate < BATCH_TARGET) ||
       r.sdk.some((x) => x.rate / x.raw.rate < BATCH_TARGET),
   );
   if (missed) process.stdout.write('\nAt least one target was missed (see BENCHMARKS.md).\n');

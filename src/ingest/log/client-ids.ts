@@ -3,10 +3,14 @@ import { ShippedIdFilter } from './shipped-id-filter.js';
 
 /**
  * A client eventId accepted into the log and not yet shipped: the event first accepted under it,
- * as the JSON written to the log (half the memory of the object; parsed only for a retry), and
- * when it is durable.
+ * as the JSON written to the log (half the memory of the object; parsed only for a retry), when
+ * it is durable, and the id's hash when the request computed it (so shipping it costs no second
+ * hashing; a claim rebuilt from the log at start has none).
  */
-export type Claim = { json: string; durable: Promise<unknown> };
+export type Claim = { json: string; durable: Promise<unknown>; hash?: IdHash };
+
+/** idHash of an event key: its two 32-bit halves. */
+export type IdHash = [number, number];
 
 /**
  * The client eventIds the log has seen recently, so that a retry is recognised without asking
@@ -41,9 +45,8 @@ export class ClientIdIndex {
     if (this.#claims.get(key) === claim) this.#claims.delete(key);
   }
 
-  /** Whether the key may have been shipped within the window (never false for one that was). */
-  maybeShipped(key: string): boolean {
-    const [a, b] = idHash(key);
+  /** Whether the id (its idHash) may have been shipped within the window (never false for one that was). */
+  maybeShipped([a, b]: IdHash): boolean {
     return this.shipped.mayContain(a, b);
   }
 
@@ -65,7 +68,7 @@ export class ClientIdIndex {
     if (keys.length === 0) return;
     const hashes = new Uint32Array(keys.length * 2);
     keys.forEach((key, i) => {
-      const [a, b] = idHash(key);
+      const [a, b] = this.#claims.get(key)?.hash ?? idHash(key);
       hashes[2 * i] = a;
       hashes[2 * i + 1] = b;
     });

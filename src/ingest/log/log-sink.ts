@@ -6,11 +6,11 @@ import type { Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents } from '../../olap/tables/events.table.js';
 import { type EventSink, SinkUnavailableError } from '../event-sink.js';
-import { blocksPerBucket, ID_LOOKBACK_MS } from '../id-filter.js';
+import { blocksPerBucket, ID_LOOKBACK_MS, idHash } from '../id-filter.js';
 import { MicroBatcher } from '../micro-batcher.js';
 import type { EventWriter } from '../writer/event-writer.js';
 import { CheckpointStore } from './checkpoint.js';
-import { type Claim, ClientIdIndex } from './client-ids.js';
+import { type Claim, ClientIdIndex, type IdHash } from './client-ids.js';
 import { FRAME_HEADER_BYTES, payloadDocuments } from './frame.js';
 import { SegmentLog } from './segment-log.js';
 import { type ShippedBatch, Shipper, type ShipperOptions } from './shipper.js';
@@ -182,12 +182,26 @@ export class LogEventSink implements EventSink {
 
   async submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     if (this.#closed) throw new SinkUnavailableError('shutting down');
-    // Only a retried eventId that may have been shipped asks ClickHouse; every other request goes
-    // on without an await here.
-    const candidates = this.#retryCandidates(events);
-    const stored = candidates.length === 0 ? new Map<string, IngestEvent>() : await this.#storedRetries(candidates);
+    // Each client eventId's key and hash, made once here (the hash is kept with the claim for the
+    // shipper). Only a retried eventId that may have been shipped asks ClickHouse; every other
+    // request goes on without an await here.
+    const keys: (string | undefined)[] = new Array(events.length);
+    const hashes: (IdHash | undefined)[] = new Array(events.length);
+    let candidates: IngestEvent[] | undefined;
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as IngestEvent;
+      if (!event.id_from_client) continue;
+      const key = eventKey(event.project_id, event.event_id);
+      keys[i] = key;
+      if (this.index.claim(key)) continue;
+      const hash = idHash(key);
+      hashes[i] = hash;
+      if (this.index.maybeShipped(hash)) (candidates ??= []).push(event);
+    }
+    const stored = candidates === undefined ? undefined : await this.#storedRetries(candidates);
 
-    // From here to the reservation nothing awaits, so claims cannot race.
+    // From here to the reservation nothing awaits, so claims cannot race (after the lookup above
+    // they are read again).
     let resolveDurable!: () => void;
     let rejectDurable!: (error: unknown) => void;
     const durable = new Promise<void>((resolve, reject) => {
@@ -199,13 +213,14 @@ export class LogEventSink implements EventSink {
     const documents: string[] = [];
     const claimed: [string, Claim][] = [];
     const others: Promise<unknown>[] = [];
-    for (const event of events) {
-      if (!event.id_from_client) {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as IngestEvent;
+      const key = keys[i];
+      if (key === undefined) {
         documents.push(JSON.stringify(event));
         answer.push(event);
         continue;
       }
-      const key = eventKey(event.project_id, event.event_id);
       const claim = this.index.claim(key);
       if (claim) {
         // A retry of an event in the log (or a repeat within this request): answered with the
@@ -214,13 +229,13 @@ export class LogEventSink implements EventSink {
         if (claim.durable !== durable) others.push(claim.durable);
         continue;
       }
-      const found = stored.get(key);
+      const found = stored?.get(key);
       if (found) {
         answer.push(found);
         continue;
       }
       const json = JSON.stringify(event);
-      const mine: Claim = { json, durable };
+      const mine: Claim = { json, durable, hash: hashes[i] ?? idHash(key) };
       this.index.setClaim(key, mine);
       claimed.push([key, mine]);
       documents.push(json);
@@ -264,15 +279,6 @@ export class LogEventSink implements EventSink {
       resolveDurable();
     }
     return answer;
-  }
-
-  /** Client eventIds not in the log whose hash says they were probably shipped already. */
-  #retryCandidates(events: IngestEvent[]): IngestEvent[] {
-    return events.filter((event) => {
-      if (!event.id_from_client) return false;
-      const key = eventKey(event.project_id, event.event_id);
-      return !this.index.claim(key) && this.index.maybeShipped(key);
-    });
   }
 
   /**
