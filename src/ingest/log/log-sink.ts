@@ -187,7 +187,7 @@ export class LogEventSink implements EventSink {
     // request goes on without an await here.
     const keys: (string | undefined)[] = new Array(events.length);
     const hashes: (IdHash | undefined)[] = new Array(events.length);
-    let candidates: IngestEvent[] | undefined;
+    const candidates: IngestEvent[] = [];
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as IngestEvent;
       if (!event.id_from_client) continue;
@@ -196,9 +196,9 @@ export class LogEventSink implements EventSink {
       if (this.index.claim(key)) continue;
       const hash = idHash(key);
       hashes[i] = hash;
-      if (this.index.maybeShipped(hash)) (candidates ??= []).push(event);
+      if (this.index.maybeShipped(hash)) candidates.push(event);
     }
-    const stored = candidates === undefined ? undefined : await this.#storedRetries(candidates);
+    const stored = candidates.length === 0 ? undefined : await this.#storedRetries(candidates);
 
     // From here to the reservation nothing awaits, so claims cannot race (after the lookup above
     // they are read again).
