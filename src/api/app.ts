@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import { API_PREFIX } from './api-prefix.js';
 import { clientCors } from './cors/client-cors.js';
 import { type RouteDefinition, type RouteDeps, routesRouter } from './define-route.js';
 import type { ApiDeps } from './deps.js';
@@ -17,8 +18,6 @@ import { ROUTES } from './routes.js';
 import type { AppState } from './state.js';
 import { embedPages } from './web/embed-pages.js';
 import { webStatic } from './web/web-static.js';
-
-export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa application from its dependencies; it opens no connection itself. */
 export function buildApp(given: ApiDeps): Koa<AppState> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { deleteComment, deleteFeedback, deleteProject, findProjectDeletion } from '../../oltp/deletions.repo.js';
+import { API_PREFIX } from '../api-prefix.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
@@ -105,7 +106,7 @@ export const deletionRoutes = [
       // Its API key stops here at once; other processes hear of it through NOTIFY (trigger of 006).
       projectKeys.forgetProject(project.id);
       ctx.status = 202;
-      ctx.set('Location', `/api/v1/projects/deletions/${deletion.id}`);
+      ctx.set('Location', `${API_PREFIX}/projects/deletions/${deletion.id}`);
       ctx.body = presentProjectDeletion(deletion);
     },
   }),

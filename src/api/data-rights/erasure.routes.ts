@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { findErasure, requestErasure } from '../../oltp/erasures.repo.js';
+import { API_PREFIX } from '../api-prefix.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, notFound } from '../errors.js';
@@ -51,7 +52,7 @@ export const erasureRoutes = [
       if (!parsed.success) throw badRequest(`userId: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
       const { erasure } = await requestErasure(sql, project.id, parsed.data);
       ctx.status = 202;
-      ctx.set('Location', `/api/v1/projects/${project.id}/erasures/${erasure.id}`);
+      ctx.set('Location', `${API_PREFIX}/projects/${project.id}/erasures/${erasure.id}`);
       ctx.body = presentErasure(erasure);
     },
   }),

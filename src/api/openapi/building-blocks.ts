@@ -1,5 +1,6 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { API_PREFIX } from '../api-prefix.js';
 import { ErrorBody } from '../errors.responses.js';
 
 /*
@@ -67,7 +68,7 @@ export const PUBLIC: RouteConfig['security'] = [];
 
 /** Paths outside the /api/v1 prefix: health, the document itself and the docs page. */
 export const ROOT_SERVER = [{ url: '/', description: 'The service root, outside the /api/v1 prefix' }];
-export const API_SERVER = { url: '/api/v1', description: 'This service (relative to the host that serves this document)' };
+export const API_SERVER = { url: API_PREFIX, description: 'This service (relative to the host that serves this document)' };
 
 export const feedbackId = describe(z.uuid(), 'Feedback id. A malformed id is a 404, like a missing one.');
 export const projectId = describe(z.uuid(), 'Project id. 404 when no such project exists, 403 when it belongs to another account.');

@@ -201,7 +201,7 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
       };
       try {
         // The statements that bind parameters are longer than the default max_query_size (256 KiB)
-        // for a value at the API's bound (sql.router.ts) once escaped: room for twice that.
+        // for a value at the API's bound (src/api/sql/sql.routes.ts) once escaped: room for twice that.
         await exec(`SET max_query_size = ${BIND_MAX_QUERY_BYTES}`, 'TSV');
         await exec(`SET ${settingsText(readonlySettings(limits))}`, 'TSV');
         await bind(params);
