@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PLANS } from '../../core/plans.js';
 import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
 import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
-import { error } from '../openapi/building-blocks.js';
+import { defaultError, error } from '../openapi/building-blocks.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { presentAccountSummary } from '../operator/operator.presenter.js';
 import { AccountResponse } from '../operator/operator.responses.js';
@@ -98,9 +98,8 @@ export const IssuedAdminTokenResponse = AccountResponse.extend({
 
 /** The refusals the data-rights routes (exports, erasure, deletions) document in common. */
 export const dataRightsErrors = {
-  default: error(
-    'Any other failure, in the server-wide error body: 405 with `Allow`, 500, 503 with `Retry-After` while the service shuts down.',
-  ),
+  // The same refusals as every other route (a string a store cannot hold, 413, 415 included).
+  default: defaultError,
   unauthorized: error('Missing or invalid admin token.'),
   noProject: error('No such project.'),
   otherAccount: error('The project belongs to another account, or is suspended.'),
