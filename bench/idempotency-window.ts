@@ -63,6 +63,8 @@ export type WindowReport = {
   restartSeconds?: number;
   /** Its CPU time: on a busy shared machine the wall time mostly measures the wait for a core. */
   restartCpuSeconds?: number;
+  /** Embedded: this process's RSS once the restarted sink is open (the fill's own filter released). */
+  rssAfterRestartBytes?: number;
   /** Share of never-seen ids the filter answers "maybe" for (each costs one ClickHouse lookup). */
   falseHitRate: number;
   sampled: number;
@@ -214,6 +216,8 @@ export async function simulateEmbeddedWindow(options: {
   });
   const restartSeconds = (performance.now() - opened) / 1000;
   const restartCpu = process.cpuUsage(openedCpu);
+  (globalThis as { gc?: () => void }).gc?.();
+  const rssAfterRestartBytes = process.memoryUsage().rss;
   sink.start();
   const retries = samples.map((event) => retryOf(event, Date.now()));
   const fresh = Array.from({ length: 100 }, () => sampleEvent(projectId, Date.now()));
@@ -235,6 +239,7 @@ export async function simulateEmbeddedWindow(options: {
     fillSeconds,
     restartSeconds,
     restartCpuSeconds: (restartCpu.user + restartCpu.system) / 1e6,
+    rssAfterRestartBytes,
     falseHitRate: rate,
     sampled: samples.length,
     answeredDuplicate,

@@ -51,6 +51,7 @@ function printWindow(report: WindowReport): void {
   console.log(`fill                  ${report.fillSeconds.toFixed(1)} s`);
   if (report.restartSeconds !== undefined) {
     console.log(`restart (sink open)   ${report.restartSeconds.toFixed(2)} s, ${report.restartCpuSeconds?.toFixed(2)} s of CPU`);
+    console.log(`RSS after restart     ${mib(report.rssAfterRestartBytes ?? 0)} (the process, chDB included, the fill's filter released)`);
   }
   console.log(`false hits            ${(report.falseHitRate * 100).toFixed(3)}% of new ids (each: one ClickHouse lookup)`);
   console.log(
