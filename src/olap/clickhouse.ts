@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type ClickHouseClient, type ClickHouseSettings, createClient } from '@clickhouse/client';
 import type * as ChdbConnectionModule from 'chdb/connection';
 import { isolateChdbResults } from './chdb-result-isolation.js';
+import { scopeChdbSettings } from './chdb-settings-scope.js';
 
 export type { ClickHouseClient };
 
@@ -78,8 +79,9 @@ export function createClickHouse(options: ClickHouseOptions): ClickHouseClient {
   return createClient({
     // chdb implements @clickhouse/client-common's Connection contract; the cast only bridges the
     // two copies of client-common's type declarations that npm may install. A failed query's
-    // partial output must never reach the next result on the connection (chdb-result-isolation.ts).
-    connection: isolateChdbResults(createChdbConnection({ path: dir })) as unknown as ChdbAsClientConnection,
+    // partial output must never reach the next result on the connection (chdb-result-isolation.ts),
+    // nor a request's settings the next request (chdb-settings-scope.ts).
+    connection: isolateChdbResults(scopeChdbSettings(createChdbConnection({ path: dir }))) as unknown as ChdbAsClientConnection,
     clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
 }
