@@ -27,7 +27,7 @@ describe('chDB request settings', () => {
 
   const current = async (names: string[]) => {
     const result = await clickhouse.query({
-      query: `SELECT ${names.map((name, i) => `toString(getSetting({n${i}:String})) AS s${i}`).join(', ')}`,
+      query: `SELECT ${names.map((_, i) => `toString(getSetting({n${i}:String})) AS s${i}`).join(', ')}`,
       query_params: Object.fromEntries(names.map((name, i) => [`n${i}`, name])),
       format: 'JSONEachRow',
     });
@@ -39,7 +39,11 @@ describe('chDB request settings', () => {
     const before = await current(['insert_deduplication_token', 'max_execution_time', 'output_format_json_quote_64bit_integers']);
     await clickhouse.command({ query: 'SELECT 1', clickhouse_settings: { insert_deduplication_token: 'leak', max_execution_time: 7 } });
     expect(await current(['insert_deduplication_token', 'max_execution_time'])).toEqual(before.slice(0, 2));
-    await clickhouse.query({ query: 'SELECT 1', format: 'JSONEachRow', clickhouse_settings: { output_format_json_quote_64bit_integers: 1 } });
+    await clickhouse.query({
+      query: 'SELECT 1',
+      format: 'JSONEachRow',
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
+    });
     expect(await current(['output_format_json_quote_64bit_integers'])).toEqual(before.slice(2));
     // And a request's own settings still apply to it.
     const result = await clickhouse.query({
