@@ -73,7 +73,8 @@ const usage = `npm run bench:ingest -- [options]
                             batches vs raw insert, (3) SDK-shaped traffic (default all)
   --cpu-prof DIR            write V8 CPU profiles of the service processes into DIR
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-             BENCH_REDIS_URL (default redis://127.0.0.1:6379)`;
+             BENCH_REDIS_URL (default redis://127.0.0.1:6379),
+             BENCH_NODE_ARGS (extra Node flags for the service process, e.g. --trace-gc)`;
 
 const { values: args } = parseArgs({
   options: {
@@ -192,7 +193,9 @@ class Child {
   }
 
   static async start(name: string, script: string, env: NodeJS.ProcessEnv, cpuProf = false): Promise<Child> {
-    const execArgv = ['--import', 'tsx'];
+    // BENCH_NODE_ARGS: extra Node flags for the service processes (e.g. --trace-gc, which Node
+    // refuses in NODE_OPTIONS).
+    const execArgv = ['--import', 'tsx', ...(cpuProf ? (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean) : [])];
     // One directory per service and Node's default file names: a fixed --cpu-prof-name would be
     // used by the loader's worker thread too, whose profile then replaces the main thread's.
     if (cpuProf && options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', path.join(options.cpuProfDir, name));
