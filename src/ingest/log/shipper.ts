@@ -20,6 +20,15 @@ export type ShipperOptions = {
   maxBackoffMs: number;
 };
 
+/**
+ * A burst that has ended ships at once instead of at the next interval: once no frame has been
+ * appended for QUIET_MS, and at least EARLY_SHIP_BYTES wait (an insert of about 600 events or
+ * more, worth its fixed cost). A trickle below that still waits for the interval, so it does not
+ * turn into one small insert per request.
+ */
+const QUIET_MS = 25;
+const EARLY_SHIP_BYTES = 256 * 1024;
+
 export type ShippedBatch = { from: number; to: number; events: number; insertMs: number; frames: Frame[]; shippedAt: number };
 
 /**
@@ -43,6 +52,7 @@ export class Shipper {
   #draining = false;
   #stopping = false;
   #lastInsertAt = Number.NEGATIVE_INFINITY;
+  #lastDataAt = Number.NEGATIVE_INFINITY;
   #failures = 0;
 
   constructor(
@@ -87,6 +97,7 @@ export class Shipper {
 
   /** New frames are durable: ship them (at once when idle, else at the next interval). */
   notify(): void {
+    this.#lastDataAt = performance.now();
     this.#wakeOnData?.();
   }
 
@@ -151,9 +162,12 @@ export class Shipper {
         await this.#pause(Number.POSITIVE_INFINITY, true);
         continue;
       }
-      const wait = this.#lastInsertAt + this.options.intervalMs - performance.now();
-      if (wait > 0 && !this.#draining && unshipped < this.options.maxBatchBytes) {
-        await this.#pause(wait);
+      const now = performance.now();
+      const wait = this.#lastInsertAt + this.options.intervalMs - now;
+      const burstEnded = unshipped >= EARLY_SHIP_BYTES && now - this.#lastDataAt >= QUIET_MS;
+      if (wait > 0 && !this.#draining && unshipped < this.options.maxBatchBytes && !burstEnded) {
+        // Looked at again every QUIET_MS: the burst may end before the interval does.
+        await this.#pause(Math.min(wait, QUIET_MS));
         continue;
       }
       // `start` is past `from` only at a segment whose end recovery found damaged.
