@@ -189,15 +189,18 @@ export async function simulateEmbeddedWindow(options: {
   let rememberedIds = 0;
   for (const [bucket, ids] of perBucket) if (bucket > bucketOf(end) - ID_BUCKETS) rememberedIds += ids;
   const diskBytes = await directoryBytes(idsDir);
-  const filled = filter;
-  const rate = falseHitRate(
-    (key) => {
-      const [a, b] = idHash(key);
-      return filled.mayContain(a, b);
-    },
-    projectId,
-    options.falseHitProbes ?? 100_000,
-  );
+  // Through a function's parameter, so no reference to the fill's filters outlives the probe
+  // (the restart below must not be measured with them still in memory).
+  const probeFilter = (filled: ShippedIdFilter) =>
+    falseHitRate(
+      (key) => {
+        const [a, b] = idHash(key);
+        return filled.mayContain(a, b);
+      },
+      projectId,
+      options.falseHitProbes ?? 100_000,
+    );
+  const rate = probeFilter(filter);
   filter = undefined;
   (globalThis as { gc?: () => void }).gc?.();
 
