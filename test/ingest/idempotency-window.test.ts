@@ -67,11 +67,15 @@ describe('idempotency window', () => {
     120_000,
   );
 
-  it('the writer costs the same per event with a million older rows stored as on an empty table', async () => {
+  it('the writer costs about the same per event with a million older rows stored as on an empty table', async () => {
     const projectId = randomUUID();
-    const empty = await writerCost(clickhouse, projectId, { batches: 9, batchSize: 750 });
+    const empty = await writerCost(clickhouse, projectId, { batches: 15, batchSize: 750 });
     await storeOldRows(clickhouse, projectId, 1_000_000);
-    const full = await writerCost(clickhouse, projectId, { batches: 9, batchSize: 750 });
-    expect(full.microsecondsPerEvent / empty.microsecondsPerEvent).toBeLessThanOrEqual(1.2);
+    const full = await writerCost(clickhouse, projectId, { batches: 15, batchSize: 750 });
+    // A guard against a lookup that reads every stored row again (it cost 165 ms per 750 ids at
+    // 20 M rows). The issue's bound, 1.2x at 50 M rows, is `npm run bench:idempotency` (0.93x,
+    // BENCHMARKS.md); here, beside another test file on 2 cores, medians of CPU time drift by up
+    // to a quarter between the two phases (1.23 seen once), so the guard allows 1.5x.
+    expect(full.microsecondsPerEvent / empty.microsecondsPerEvent).toBeLessThanOrEqual(1.5);
   }, 180_000);
 });
