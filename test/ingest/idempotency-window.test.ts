@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulateEmbeddedWindow, simulateRedisWindow, storeOldRows, writerCost } from '../../bench/idempotency-window.js';
-import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
-import { migrateClickHouse } from '../../src/olap/migrations.js';
+import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { TEST_REDIS_URL } from '../helpers/server.js';
 
@@ -21,14 +18,12 @@ const IDS_PER_SECOND = 50;
 describe('idempotency window', () => {
   let dataDir: string;
   let clickhouse: ClickHouseClient;
+  let remove: () => Promise<void>;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'idempotency-'));
-    clickhouse = createClickHouse({ url: undefined, dataDir });
-    await migrateClickHouse(clickhouse);
+    ({ clickhouse, dataDir, remove } = await embeddedClickHouse('idempotency'));
   });
   afterAll(async () => {
-    await clickhouse?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await remove?.();
   });
 
   it('embedded: a full window at 3-3.5 bytes an id, a restart in seconds, every retry answered with the stored event and stored once', async () => {

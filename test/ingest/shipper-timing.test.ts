@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import { createLogger } from '../../src/core/logger.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { EventWriter } from '../../src/ingest/writer/event-writer.js';
-import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
-import { migrateClickHouse } from '../../src/olap/migrations.js';
+import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 import { eventually } from '../helpers/eventually.js';
 
 /*
@@ -36,10 +34,9 @@ describe('embedded log shipping after a burst', () => {
   let dataDir: string;
   let clickhouse: ClickHouseClient;
   let sink: LogEventSink;
+  let remove: () => Promise<void>;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'shipper-timing-'));
-    clickhouse = createClickHouse({ url: undefined, dataDir });
-    await migrateClickHouse(clickhouse);
+    ({ clickhouse, dataDir, remove } = await embeddedClickHouse('shipper-timing'));
     sink = await LogEventSink.open({
       dir: path.join(dataDir, 'ingest-log'),
       maxBytes: 64 * 1024 * 1024,
@@ -53,8 +50,7 @@ describe('embedded log shipping after a burst', () => {
   });
   afterAll(async () => {
     await sink?.close();
-    await clickhouse?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await remove?.();
   });
 
   it('a burst of requests is in ClickHouse soon after it ends, not at the next interval; a trickle waits for the interval', async () => {

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
-import { migrateClickHouse } from '../../src/olap/migrations.js';
+import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /*
  * Embedded ClickHouse (chDB): a request's clickhouse_settings apply to that request only
@@ -13,16 +10,13 @@ import { insertEvents } from '../../src/olap/tables/events.table.js';
  * they stayed for every later query.
  */
 describe('chDB request settings', () => {
-  let dataDir: string;
   let clickhouse: ClickHouseClient;
+  let remove: () => Promise<void>;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'chdb-settings-'));
-    clickhouse = createClickHouse({ url: undefined, dataDir });
-    await migrateClickHouse(clickhouse);
+    ({ clickhouse, remove } = await embeddedClickHouse('chdb-settings'));
   });
   afterAll(async () => {
-    await clickhouse?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await remove?.();
   });
 
   const current = async (names: string[]) => {
