@@ -17,6 +17,7 @@ import {
 } from 'chdb/connection';
 
 import { isolateChdbResults } from '../../src/olap/chdb-result-isolation.js';
+import { scopeChdbSettings } from '../../src/olap/chdb-settings-scope.js';
 
 type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connection'];
 
@@ -24,9 +25,12 @@ type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connect
  * What an insert does while faults are on:
  * - `refuse`: throws without reaching ClickHouse (the server is down, the request never arrives);
  * - `lose-answer`: the insert really happens, then throws (the answer was lost on the way back),
- *   so a retry of the same batch must be dropped by its deduplication token.
+ *   so a retry of the same batch must be dropped by its deduplication token;
+ * - `cut-views` (events only): the insert really happens, then the rows its materialized views
+ *   wrote (event_ids, events_daily, events_hourly) are deleted, then it throws: a crash between
+ *   the insert's parts (ClickHouse commits them one after the other, ClickHouse issue 104661).
  */
-export type InsertFault = 'refuse' | 'lose-answer';
+export type InsertFault = 'refuse' | 'lose-answer' | 'cut-views';
 
 export type FaultSwitch = {
   /** undefined: inserts pass through untouched. */
@@ -54,7 +58,7 @@ export function createFaultyClickHouse(dataDir: string): { client: ClickHouseCli
   const dir = path.join(dataDir, 'clickhouse');
   mkdirSync(dir, { recursive: true });
   // The service's own connection stack (result isolation included), with the faults on top.
-  const real = isolateChdbResults(createChdbConnection({ path: dir }) as unknown as Connection<Readable>);
+  const real = isolateChdbResults(scopeChdbSettings(createChdbConnection({ path: dir }) as unknown as Connection<Readable>));
   const faults: FaultSwitch = {
     mode: undefined,
     attempts: new Map(),
@@ -79,7 +83,13 @@ export function createFaultyClickHouse(dataDir: string): { client: ClickHouseCli
         if (typeof params.values !== 'string') params.values.resume();
         throw new Error(`injected fault: insert into ${table} refused`);
       }
-      const result = await real.insert(params);
+      const body = mode === 'cut-views' && typeof params.values !== 'string' ? await text(params.values) : params.values;
+      const result = await real.insert({ ...params, values: body });
+      if (mode === 'cut-views' && table === 'events') {
+        await cutViews(real, typeof body === 'string' ? body : '');
+        faults.failures.set(table, faults.failuresOf(table) + 1);
+        throw new Error('injected fault: the insert into events was cut before its views');
+      }
       if (mode === 'lose-answer') {
         faults.failures.set(table, faults.failuresOf(table) + 1);
         throw new Error(`injected fault: answer of the insert into ${table} lost`);
@@ -93,4 +103,32 @@ export function createFaultyClickHouse(dataDir: string): { client: ClickHouseCli
     clickhouse_settings: { date_time_input_format: 'best_effort' },
   });
   return { client, faults };
+}
+
+async function text(stream: Readable): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Deletes what the views of events wrote for the rows of a JSONEachRow insert body. */
+async function cutViews(connection: Connection<Readable>, body: string): Promise<void> {
+  const rows = body
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { project_id: string; event_id: string });
+  const projects = [...new Set(rows.map((row) => row.project_id))];
+  const settings = { mutations_sync: '2' };
+  await connection.command({
+    query: 'ALTER TABLE event_ids DELETE WHERE event_id IN {ids:Array(UUID)}',
+    query_params: { ids: rows.map((row) => row.event_id) },
+    clickhouse_settings: settings,
+  });
+  for (const table of ['events_daily', 'events_hourly']) {
+    await connection.command({
+      query: `ALTER TABLE ${table} DELETE WHERE project_id IN {p:Array(UUID)}`,
+      query_params: { p: projects },
+      clickhouse_settings: settings,
+    });
+  }
 }

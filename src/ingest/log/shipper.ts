@@ -54,6 +54,12 @@ export class Shipper {
   #lastInsertAt = Number.NEGATIVE_INFINITY;
   #lastDataAt = Number.NEGATIVE_INFINITY;
   #failures = 0;
+  /**
+   * The range whose earlier insert may have landed, whole or in part: the one in flight when the
+   * process stopped, or one whose insert failed (its answer may be what was lost). Its insert is
+   * then made with the writer's `checkAll`, as a BullMQ job run again is.
+   */
+  #uncertain: { from: number; to: number } | null;
 
   constructor(
     private readonly deps: {
@@ -68,6 +74,7 @@ export class Shipper {
     private readonly options: ShipperOptions,
   ) {
     this.#checkpoint = deps.checkpoint;
+    this.#uncertain = deps.checkpoint.shipping ?? null;
   }
 
   /** Every frame before this position is in ClickHouse. */
@@ -198,8 +205,15 @@ export class Shipper {
       const started = performance.now();
       this.#lastInsertAt = started;
       try {
-        await this.deps.writer.write(events, token);
+        // A range inserted before may have been cut between its parts by a crash (events stored,
+        // their index rows or rollups not): the writer then finds what is stored by its own
+        // created_at, writes only the rest and makes the dependents whole (EventWriter.write).
+        // Sent again as they are, the cut could stay: client eventIds found in the index are
+        // dropped from the block, and a block taken for a repeat is dropped with its views'.
+        const uncertain = this.#uncertain !== null && this.#uncertain.from === from && this.#uncertain.to === to;
+        await this.deps.writer.write(events, token, uncertain ? { checkAll: true } : {});
       } catch (error) {
+        this.#uncertain = { from, to };
         this.#failures++;
         const backoff = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** Math.min(this.#failures - 1, 16));
         this.deps.logger.warn(
@@ -212,6 +226,7 @@ export class Shipper {
       const insertMs = performance.now() - started;
       if (this.#failures > 0) this.deps.logger.info({ failures: this.#failures }, 'ingest log: inserts succeed again');
       this.#failures = 0;
+      this.#uncertain = null;
       const clientKeys = events.filter((event) => event.id_from_client).map((event) => eventKey(event.project_id, event.event_id));
       await this.deps.index.markShipped(clientKeys);
       await this.#save({ ...this.#checkpoint, shipped: to, shipping: null });
