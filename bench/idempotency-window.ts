@@ -382,6 +382,13 @@ export async function simulateRedisWindow(options: {
   };
 }
 
+type WriterCost = {
+  microsecondsPerEvent: number;
+  /** The lower quartile of the batches: on a loaded machine, the batches least slowed by others. */
+  lowerQuartileMicroseconds: number;
+  lookupMs: number;
+};
+
 /**
  * CPU per event of the writer's path for client eventIds (lookup of already-stored ids, then the
  * insert), in batches of `batchSize` with 5% retries of ids stored earlier in the run.
@@ -390,39 +397,63 @@ export async function writerCost(
   clickhouse: ClickHouseClient,
   projectId: string,
   options: { batches: number; batchSize: number },
-): Promise<{ microsecondsPerEvent: number; lookupMs: number }> {
-  const writer = new EventWriter(clickhouse, noDeadLetters);
-  const stored: IngestEvent[] = [];
-  const perEvent: number[] = [];
-  const lookups: number[] = [];
-  for (let batch = 0; batch < options.batches; batch++) {
-    const now = Date.now();
-    const fresh = Array.from({ length: options.batchSize }, () => sampleEvent(projectId, now));
-    const retried = stored.slice(-options.batchSize).filter((_, i) => i % 20 === 0);
-    const rows = [...fresh.slice(retried.length), ...retried.map((event) => retryOf(event, now))];
-    const before = process.cpuUsage();
-    await writer.write(rows, `bench:cost:${randomUUID()}`);
-    const used = process.cpuUsage(before);
-    // The first batch warms the connection and caches; not counted.
-    if (batch > 0) perEvent.push((used.user + used.system) / rows.length);
-    stored.push(...fresh.slice(retried.length));
-    const lookupBefore = process.cpuUsage();
-    await findStoredEvents(
-      clickhouse,
-      [projectId],
-      rows.map((row) => row.event_id),
-      ID_LOOKBACK_MS,
-    );
-    const lookup = process.cpuUsage(lookupBefore);
-    if (batch > 0) lookups.push((lookup.user + lookup.system) / 1000);
-  }
-  // Medians: a shared machine's noise lands in single batches.
-  return { microsecondsPerEvent: median(perEvent), lookupMs: median(lookups) };
+): Promise<WriterCost> {
+  const [cost] = await writerCosts(clickhouse, [projectId], options);
+  return cost as WriterCost;
 }
 
-function median(values: number[]): number {
+/**
+ * writerCost of several projects at once, their batches taking turns: whatever else the machine
+ * does in the meantime weighs on each project alike, so their ratio holds on a busy machine too.
+ */
+export async function writerCosts(
+  clickhouse: ClickHouseClient,
+  projectIds: string[],
+  options: { batches: number; batchSize: number },
+): Promise<WriterCost[]> {
+  const writer = new EventWriter(clickhouse, noDeadLetters);
+  const runs = projectIds.map((projectId) => ({
+    projectId,
+    stored: [] as IngestEvent[],
+    perEvent: [] as number[],
+    lookups: [] as number[],
+  }));
+  for (let batch = 0; batch < options.batches; batch++) {
+    for (const run of runs) {
+      const now = Date.now();
+      const fresh = Array.from({ length: options.batchSize }, () => sampleEvent(run.projectId, now));
+      const retried = run.stored.slice(-options.batchSize).filter((_, i) => i % 20 === 0);
+      const rows = [...fresh.slice(retried.length), ...retried.map((event) => retryOf(event, now))];
+      const before = process.cpuUsage();
+      await writer.write(rows, `bench:cost:${randomUUID()}`);
+      const used = process.cpuUsage(before);
+      // The first batch warms the connection and caches; not counted.
+      if (batch > 0) run.perEvent.push((used.user + used.system) / rows.length);
+      run.stored.push(...fresh.slice(retried.length));
+      const lookupBefore = process.cpuUsage();
+      await findStoredEvents(
+        clickhouse,
+        [run.projectId],
+        rows.map((row) => row.event_id),
+        ID_LOOKBACK_MS,
+      );
+      const lookup = process.cpuUsage(lookupBefore);
+      if (batch > 0) run.lookups.push((lookup.user + lookup.system) / 1000);
+    }
+  }
+  // Medians: a shared machine's noise lands in single batches.
+  return runs.map((run) => ({
+    microsecondsPerEvent: median(run.perEvent),
+    lowerQuartileMicroseconds: quantile(run.perEvent, 0.25),
+    lookupMs: median(run.lookups),
+  }));
+}
+
+const median = (values: number[]) => quantile(values, 0.5);
+
+function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  return sorted[Math.floor(sorted.length * q)] ?? Number.NaN;
 }
 
 /**
