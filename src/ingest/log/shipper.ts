@@ -211,7 +211,10 @@ export class Shipper {
         // Sent again as they are, the cut could stay: client eventIds found in the index are
         // dropped from the block, and a block taken for a repeat is dropped with its views'.
         const uncertain = this.#uncertain !== null && this.#uncertain.from === from && this.#uncertain.to === to;
-        await this.deps.writer.write(events, token, uncertain ? { checkAll: true } : {});
+        const { repaired } = await this.deps.writer.write(events, token, uncertain ? { checkAll: true } : {});
+        if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0)) {
+          this.deps.logger.warn({ from, to, repaired }, 'ingest log: an insert cut by a crash was made whole');
+        }
       } catch (error) {
         this.#uncertain = { from, to };
         this.#failures++;
