@@ -122,9 +122,11 @@ it('an answer lost on the way back: the retry is answered duplicate, and each ev
   proxy.cutAnswers(200);
   const ids = Array.from({ length: 8 }, (_, i) => client.track('sdk_lost_answer', { i }, { userId: 'lost' }));
   await client.flush().catch(() => undefined);
-  await eventually('an answer lost', 10_000, async () => proxy.cuts === 1);
+  // Generous waits: the answer comes once the events are fsync'd, and beside a test file that
+  // writes gigabytes (idempotency-window) an fsync took over 10 s once in CI.
+  await eventually('an answer lost', 30_000, async () => proxy.cuts === 1);
   proxy.cutAnswers(undefined);
-  await eventually('the retry answered', 10_000, async () => client.stats().queued === 0);
+  await eventually('the retry answered', 30_000, async () => client.stats().queued === 0);
   const statuses = sent.map((request) => request.status).filter((status) => status !== 429);
   expect(statuses).toEqual([undefined, 200]);
   const stats = client.stats();
@@ -137,4 +139,4 @@ it('an answer lost on the way back: the retry is answered duplicate, and each ev
   expect(rows).toHaveLength(8);
   await client.shutdown();
   await proxy.close();
-});
+}, 90_000);
