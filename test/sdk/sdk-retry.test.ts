@@ -116,17 +116,20 @@ it('the feedback calls of SPEC part 4, and their errors typed from SPEC 7.1', as
 it('an answer lost on the way back: the retry is answered duplicate, and each event is stored once', async () => {
   const proxy = await switchableProxy(Number(new URL(server.url).port));
   const { fetch, sent } = recordingFetch();
-  const client = sdkClient(proxy.url, project.apiKey, { fetch, flushAt: 1000, retryBaseMs: 200, retryMaxMs: 200 });
+  // A long request timeout: beside a test file that writes gigabytes, the service's fsync'd
+  // answer took over 10 s in CI, the SDK gave up first, and no answer was ever cut.
+  const client = sdkClient(proxy.url, project.apiKey, { fetch, flushAt: 1000, retryBaseMs: 200, retryMaxMs: 200, timeoutMs: 60_000 });
   // The first 200 is lost after the service stored the batch; a 429 (when an earlier test of this
   // file left the key's budget spent) passes and is waited out like any other.
   proxy.cutAnswers(200);
   const ids = Array.from({ length: 8 }, (_, i) => client.track('sdk_lost_answer', { i }, { userId: 'lost' }));
   await client.flush().catch(() => undefined);
-  // Generous waits: the answer comes once the events are fsync'd, and beside a test file that
-  // writes gigabytes (idempotency-window) an fsync took over 10 s once in CI.
-  await eventually('an answer lost', 30_000, async () => proxy.cuts === 1);
+  await eventually('an answer lost', 60_000, async () => proxy.cuts === 1).catch((error: Error) => {
+    // What the SDK sent and got, to tell a slow service from answers that were not cut.
+    throw new Error(`${error.message}; sent: ${JSON.stringify(sent.map((request) => [request.at, request.status]))}; cuts ${proxy.cuts}`);
+  });
   proxy.cutAnswers(undefined);
-  await eventually('the retry answered', 30_000, async () => client.stats().queued === 0);
+  await eventually('the retry answered', 60_000, async () => client.stats().queued === 0);
   const statuses = sent.map((request) => request.status).filter((status) => status !== 429);
   expect(statuses).toEqual([undefined, 200]);
   const stats = client.stats();
@@ -139,4 +142,4 @@ it('an answer lost on the way back: the retry is answered duplicate, and each ev
   expect(rows).toHaveLength(8);
   await client.shutdown();
   await proxy.close();
-}, 90_000);
+}, 150_000);
