@@ -127,6 +127,8 @@ describe('the widget on a host page of another origin', () => {
     await panel.getByRole('heading', { name: 'Tags for notes' }).click();
     await page.keyboard.press('Escape');
     await eventually(() => page.locator('iframe[title="Feedback"]').isVisible()).toBe(false);
+    // The close reaches the host page as a message, which may come a moment after the panel hides.
+    await eventually(() => page.evaluate('window.hostEvents.length')).toBe(4);
     const events = (await page.evaluate('window.hostEvents')) as { type: string; detail: Record<string, unknown> }[];
     expect(events.map((event) => event.type)).toEqual(['feedback:vote', 'feedback:comment', 'feedback:submit', 'feedback:close']);
     expect(events[2]?.detail).toMatchObject({ title: 'Tags for notes', category: 'feature_request' });
