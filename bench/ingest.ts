@@ -879,6 +879,11 @@ function perUnit(p: Phase, units: number, scale: number): [string, string] {
   return [per(p.cpu.service), per(p.cpu.service + p.cpu.postgres + p.cpu.redis)];
 }
 
+/** One row of the track table: an autocannon run's figures and its CPU per request. */
+function httpRow(mode: string, label: string, x: HttpFigures): string[] {
+  return [mode, label, f0(x.rps), String(x.p50), String(x.p99), String(x.non2xx), String(x.errors), ...perUnit(x.phase, x.ok, 1)];
+}
+
 function report(results: ModeResult[]): string {
   const cpuRow = (mode: string, label: string, p: Phase) => [
     mode,
@@ -914,36 +919,9 @@ function report(results: ModeResult[]): string {
           'CPU ms/req: + postgres + redis',
         ],
         tracks.flatMap((r) => [
-          [
-            r.mode,
-            'bare Koa',
-            f0(r.bare.rps),
-            String(r.bare.p50),
-            String(r.bare.p99),
-            String(r.bare.non2xx),
-            String(r.bare.errors),
-            ...perUnit(r.bare.phase, r.bare.ok, 1),
-          ],
-          [
-            r.mode,
-            '/events/track',
-            f0(r.track.rps),
-            String(r.track.p50),
-            String(r.track.p99),
-            String(r.track.non2xx),
-            String(r.track.errors),
-            ...perUnit(r.track.phase, r.track.ok, 1),
-          ],
-          [
-            r.mode,
-            '/events/track, no-op sink (analysis)',
-            f0(r.trackNoop.rps),
-            String(r.trackNoop.p50),
-            String(r.trackNoop.p99),
-            String(r.trackNoop.non2xx),
-            String(r.trackNoop.errors),
-            ...perUnit(r.trackNoop.phase, r.trackNoop.ok, 1),
-          ],
+          httpRow(r.mode, 'bare Koa', r.bare),
+          httpRow(r.mode, '/events/track', r.track),
+          httpRow(r.mode, '/events/track, no-op sink (analysis)', r.trackNoop),
         ]),
       ),
       '',
