@@ -55,3 +55,32 @@ document.getElementById('open-feedback').addEventListener('click', function () {
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { origin, url: `${origin}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
+
+/**
+ * A page of another site that frames one page of the service: `/?src=<path>` puts
+ * `<serviceUrl><path>` (fragment included) in an iframe, under a CSP that allows only that frame.
+ */
+export async function startFramingPage(serviceUrl: string): Promise<HostPage & { framing(servicePath: string): string }> {
+  const csp = ["default-src 'none'", `frame-src ${serviceUrl}`, "base-uri 'none'"].join('; ');
+  const attribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://host');
+    const src = url.searchParams.get('src');
+    if (url.pathname !== '/' || !src?.startsWith('/')) {
+      response.writeHead(404).end();
+      return;
+    }
+    const page = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme blog</title></head>
+<body><h1>Acme blog</h1><iframe src="${attribute(serviceUrl + src)}" title="Feedback board" width="900" height="700"></iframe></body></html>`;
+    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': csp }).end(page);
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    url: `${origin}/`,
+    framing: (servicePath) => `${origin}/?src=${encodeURIComponent(servicePath)}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

@@ -9,7 +9,7 @@ import { WEB_DIST_DIR } from '../../src/api/web/web-static.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback } from './api.js';
 import { type DashboardTab, launchChromium, openTab, seriousViolations, VIEWPORTS } from './browser.js';
-import { type HostPage, startHostPage } from './host-page.js';
+import { type HostPage, startFramingPage, startHostPage } from './host-page.js';
 
 /*
  * The widget and the public board in Chromium (issue 23, docs/widget.md): a host page on another
@@ -270,6 +270,101 @@ describe('the public board', () => {
     await eventually(() => page.getByRole('button', { name: /Remove your vote from “Export notes as Markdown”/ }).isVisible()).toBe(true);
     await page.getByRole('button', { name: new RegExp(`Remove your vote from “${title}”`) }).click();
     await eventually(() => page.getByRole('alert').first().textContent()).toMatch(/Too many actions for now/);
+  }, 180_000);
+});
+
+describe('embedded by another site, with storage denied to third-party frames', () => {
+  it('the board (top page, item page, an empty project) and the widget list, open items and vote with a token', async () => {
+    // The service as another site sees it: localhost instead of 127.0.0.1 is another site, so
+    // Chromium denies the frames sessionStorage and localStorage (checked below, not assumed).
+    const crossSite = server.url.replace('127.0.0.1', 'localhost');
+    const framer = await startFramingPage(crossSite);
+    const nook = await accountWithProject(server, 'team', 'Nook');
+    const nookKeys = (await server.request('POST', `/api/v1/projects/${nook.projectId}/identity-secret`, { bearer: nook.token })).body;
+    const empty = await accountWithProject(server, 'free', 'Quiet Co');
+    const emptySlug = (await server.request('GET', `/api/v1/projects/${empty.projectId}`, { bearer: empty.token })).body.slug;
+    const widgetHost = await startHostPage(
+      crossSite,
+      nookKeys.publishable_key,
+      await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('nook-reader-7')
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(nookKeys.identity_secret)),
+    );
+    try {
+      for (const [owner, id] of [
+        [nook.token, nook.projectId],
+        [empty.token, empty.projectId],
+      ] as const) {
+        const patched = await server.request('PATCH', `/api/v1/projects/${id}`, {
+          bearer: owner,
+          body: { board_public: true, allowedOrigins: [framer.origin, widgetHost.origin] },
+        });
+        expect(patched.status).toBe(200);
+      }
+      const synced = await createFeedback(server, nook.apiKey, 'Sync across devices');
+      await createFeedback(server, nook.apiKey, 'Pin notes');
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('nook-reader-1')
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(nookKeys.identity_secret));
+      const { page, problems } = await tab();
+      const boardFrame = () => page.frameLocator('iframe[title="Feedback board"]');
+      const storageIn = async (urlPart: string) => {
+        const frame = page.frames().find((candidate) => candidate.url().includes(urlPart));
+        if (!frame) throw new Error(`no frame at ${urlPart}`);
+        return frame.evaluate(
+          `['sessionStorage', 'localStorage'].map((kind) => { try { window[kind].length; return 'allowed'; } catch (error) { return error.name; } })`,
+        );
+      };
+
+      // The top page, signed in by the link's token: it lists, votes, and opens an item.
+      await page.goto(framer.framing(`/board/${nookKeys.slug}#token=${token}`));
+      await eventually(() => boardFrame().getByRole('link', { name: 'Sync across devices' }).isVisible()).toBe(true);
+      expect(await storageIn('/board/')).toEqual(['SecurityError', 'SecurityError']);
+      await eventually(() => boardFrame().getByText('Signed in through the app.').isVisible()).toBe(true);
+      await boardFrame()
+        .getByRole('button', { name: /Vote for “Sync across devices”/ })
+        .click();
+      await eventually(() =>
+        boardFrame()
+          .getByRole('button', { name: /Remove your vote from “Sync across devices”, 2 votes/ })
+          .isVisible(),
+      ).toBe(true);
+      await boardFrame().getByRole('link', { name: 'Sync across devices' }).click();
+      await eventually(() => boardFrame().getByRole('heading', { name: 'Sync across devices' }).isVisible()).toBe(true);
+      const stored = await server.request('GET', `/api/v1/feedbacks/${synced.id}`, {
+        apiKey: nook.apiKey,
+        headers: { 'X-User-Id': 'nook-reader-1' },
+      });
+      expect(stored.body).toMatchObject({ vote_count: 2, has_voted: true });
+
+      // An item's own URL, framed directly.
+      await page.goto(framer.framing(`/board/${nookKeys.slug}/items/${synced.id}`));
+      await eventually(() => boardFrame().getByRole('heading', { name: 'Sync across devices' }).isVisible()).toBe(true);
+      expect(await storageIn('/board/')).toEqual(['SecurityError', 'SecurityError']);
+
+      // An empty project's board.
+      await page.goto(framer.framing(`/board/${emptySlug}`));
+      await eventually(() => boardFrame().getByText('No feedback yet. Be the first.').isVisible()).toBe(true);
+
+      // The widget's panel, loaded from the other site by the host page's snippet.
+      await page.goto(widgetHost.url);
+      await page.getByRole('button', { name: 'Give feedback' }).click();
+      const panel = page.frameLocator('iframe[title="Feedback"]');
+      await eventually(() => panel.getByRole('link', { name: 'Pin notes' }).isVisible()).toBe(true);
+      expect(await storageIn('/widget?')).toEqual(['SecurityError', 'SecurityError']);
+      await panel.getByRole('button', { name: /Vote for “Pin notes”/ }).click();
+      await eventually(() => panel.getByRole('button', { name: /Remove your vote from “Pin notes”, 2 votes/ }).isVisible()).toBe(true);
+      await panel.getByRole('link', { name: 'Pin notes' }).click();
+      await eventually(() => panel.getByRole('heading', { name: 'Pin notes' }).isVisible()).toBe(true);
+      expect(problems).toEqual([]);
+    } finally {
+      await framer.close();
+      await widgetHost.close();
+    }
   }, 180_000);
 });
 

@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { safeStorage } from '../lib/safe-storage';
 import { FeedbackDetail } from './components/feedback-detail';
 import { FeedbackList } from './components/feedback-list';
 import { Roadmap } from './components/roadmap';
@@ -13,7 +14,8 @@ import './embed.css';
  * The public board, /board/<slug>[/new | /roadmap | /submit | /items/<id>]: every view has its
  * own URL, so a link can be shared. A host app identifies its user with a link carrying a signed
  * token in the fragment (/board/<slug>#token=…: a fragment never reaches a server or its log);
- * the page moves it out of the URL at once and keeps it in this tab's sessionStorage.
+ * the page moves it out of the URL at once and keeps it in this tab's sessionStorage (in memory
+ * only where the browser denies storage to a board framed by another site).
  */
 type Board = { name: string; slug: string; publishable_key: string; anonymous_feedback: boolean; require_signed_identity: boolean };
 type View =
@@ -27,15 +29,16 @@ type View =
 const slug = window.location.pathname.split('/')[2] ?? '';
 const base = `/board/${slug}`;
 const TOKEN_KEY = `feedback-board-token:${slug}`;
+const tabStorage = safeStorage('sessionStorage');
 
 function adoptTokenFromLink() {
   const fragment = new URLSearchParams(window.location.hash.slice(1));
   const linked = fragment.get('token');
   if (linked) {
     history.replaceState(history.state, '', window.location.pathname + window.location.search);
-    sessionStorage.setItem(TOKEN_KEY, linked);
+    tabStorage.set(TOKEN_KEY, linked);
   }
-  setToken(linked ?? sessionStorage.getItem(TOKEN_KEY));
+  setToken(linked ?? tabStorage.get(TOKEN_KEY));
 }
 
 function viewOf(pathname: string): View {

@@ -1,9 +1,12 @@
+import { safeStorage } from '../lib/safe-storage';
+
 /**
  * Who the visitor of the widget or the board is (docs/widget.md, "Identity"):
  * - identified: a user token signed by the host app's server (HS256 JWT). It lives only in this
  *   module's memory (the board also keeps it in sessionStorage for its own tab), never in a URL;
  *   the service verifies it on every write, and its `sub` is the userId the bodies must carry;
- * - anonymous: where the owner allows it, an `anon-<random>` id kept in localStorage;
+ * - anonymous: where the owner allows it, an `anon-<random>` id kept in localStorage (in memory
+ *   for this page's life where the browser denies storage to a frame of another site);
  * - nobody: reads only.
  */
 
@@ -39,13 +42,14 @@ export function onVisitorChange(listener: () => void): () => void {
 }
 
 const ANONYMOUS_ID_KEY = 'feedback-anonymous-id';
+const browserStorage = safeStorage('localStorage');
 
 /** One id per browser, so an anonymous visitor's own votes stay marked across visits. */
 export function anonymousId(): string {
-  const stored = localStorage.getItem(ANONYMOUS_ID_KEY);
+  const stored = browserStorage.get(ANONYMOUS_ID_KEY);
   if (stored && /^anon-[0-9a-z-]{8,64}$/.test(stored)) return stored;
   const fresh = `anon-${crypto.randomUUID()}`;
-  localStorage.setItem(ANONYMOUS_ID_KEY, fresh);
+  browserStorage.set(ANONYMOUS_ID_KEY, fresh);
   return fresh;
 }
 
