@@ -368,6 +368,75 @@ describe('embedded by another site, with storage denied to third-party frames', 
   }, 180_000);
 });
 
+describe('tracking', () => {
+  it('tracks feedback_list exactly once per open, as the signed user, in the widget and on the board', async () => {
+    const tally = await accountWithProject(server, 'team', 'Tally');
+    const keys = (await server.request('POST', `/api/v1/projects/${tally.projectId}/identity-secret`, { bearer: tally.token })).body;
+    await server.request('PATCH', `/api/v1/projects/${tally.projectId}`, { bearer: tally.token, body: { board_public: true } });
+    await createFeedback(server, tally.apiKey, 'Calendar view');
+    const signFor = (sub: string) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject(sub)
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(keys.identity_secret));
+    const widgetHost = await startHostPage(server.url, keys.publishable_key, await signFor('tally-widget-user'));
+
+    /** Every /events/track request a page sent has been answered. */
+    const trackCalls = (page: Page) => {
+      const calls = { sent: 0, settled: 0 };
+      page.on('request', (request) => {
+        if (request.url().includes('/api/v1/events/track')) calls.sent++;
+      });
+      const settle = (request: { url(): string }) => {
+        if (request.url().includes('/api/v1/events/track')) calls.settled++;
+      };
+      page.on('requestfinished', settle);
+      page.on('requestfailed', settle);
+      return calls;
+    };
+    /** The project's stored feedback_list events, once a sentinel tracked after them is stored too. */
+    const storedListViews = async () => {
+      const sentinel = `sentinel-${randomUUID()}`;
+      await server.request('POST', '/api/v1/events/track', {
+        apiKey: tally.apiKey,
+        body: { eventName: 'feedback_detail', userId: sentinel },
+      });
+      type Feed = { events: { event_name: string; user_id: string }[] };
+      let feed: Feed = { events: [] };
+      await eventually(async () => {
+        feed = (await server.request('GET', `/api/v1/projects/${tally.projectId}/metrics/events?limit=1000`, { bearer: tally.token })).body;
+        return feed.events.some((event) => event.user_id === sentinel);
+      }).toBe(true);
+      return feed.events
+        .filter((event) => event.event_name === 'feedback_list')
+        .map((event) => event.user_id)
+        .sort();
+    };
+
+    try {
+      const widgetTab = await tab();
+      const widgetCalls = trackCalls(widgetTab.page);
+      await widgetTab.page.goto(widgetHost.url);
+      await widgetTab.page.getByRole('button', { name: 'Give feedback' }).click();
+      const panel = widgetTab.page.frameLocator('iframe[title="Feedback"]');
+      await eventually(() => panel.getByRole('button', { name: /Vote for “Calendar view”/ }).isVisible()).toBe(true);
+      await eventually(() => widgetCalls.sent > 0 && widgetCalls.settled === widgetCalls.sent).toBe(true);
+      expect(await storedListViews()).toEqual(['tally-widget-user']);
+
+      const boardTab = await tab();
+      const boardCalls = trackCalls(boardTab.page);
+      await boardTab.page.goto(`${server.url}/board/${keys.slug}#token=${await signFor('tally-board-user')}`);
+      await eventually(() => boardTab.page.getByRole('button', { name: /Vote for “Calendar view”/ }).isVisible()).toBe(true);
+      await eventually(() => boardCalls.sent > 0 && boardCalls.settled === boardCalls.sent).toBe(true);
+      expect(await storedListViews()).toEqual(['tally-board-user', 'tally-widget-user']);
+      expect([...widgetTab.problems, ...boardTab.problems]).toEqual([]);
+    } finally {
+      await widgetHost.close();
+    }
+  }, 180_000);
+});
+
 describe('sizes', () => {
   it('keeps the loader within 5 KB and the panel’s first load within 50 KB gzipped', async () => {
     const gz = async (file: string) => gzipSync(await readFile(path.join(WEB_DIST_DIR, file))).length;

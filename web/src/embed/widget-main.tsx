@@ -37,6 +37,10 @@ function WidgetPanel() {
   const [view, setView] = useState<View>({ name: 'list' });
   const [sort, setSort] = useState<ListSort>('votes');
   const [visitorVersion, setVisitorVersion] = useState(0);
+  // Who the visitor is becomes known when the loader answers `widget:ready`: it sends the user
+  // token it holds (`widget:identify`), then `widget:open`. Until then nothing is read or
+  // tracked, so a signed user's first view is never counted as an anonymous reader's as well.
+  const [visitorKnown, setVisitorKnown] = useState(!embedded);
   const [notice, setNotice] = useState<string | null>(null);
   const root = useRef<HTMLDivElement>(null);
   const api = useMemo(() => publicApi(publishableKey), []);
@@ -47,7 +51,10 @@ function WidgetPanel() {
       if (!embedded || event.source !== window.parent || event.origin !== hostOrigin) return;
       const data = event.data as { type?: unknown; token?: unknown } | null;
       if (data?.type === 'widget:identify') setToken(typeof data.token === 'string' ? data.token : null);
-      if (data?.type === 'widget:open') root.current?.querySelector<HTMLElement>('h1')?.focus();
+      if (data?.type === 'widget:open') {
+        setVisitorKnown(true);
+        root.current?.querySelector<HTMLElement>('h1')?.focus();
+      }
     };
     window.addEventListener('message', onMessage);
     toHost('widget:ready');
@@ -83,12 +90,13 @@ function WidgetPanel() {
         </div>
       </header>
       <main class="panel-body">
+        {!visitorKnown && <p class="muted">Loading…</p>}
         {notice && (
           <p class="notice" role="status">
             {notice}
           </p>
         )}
-        {view.name === 'list' && (
+        {visitorKnown && view.name === 'list' && (
           <FeedbackList
             env={env}
             sort={sort}

@@ -32,11 +32,13 @@ export function FeedbackList({
     ok(env.api.GET('/feedbacks', { params: { query: { sort } } }))
       .then((rows) => current && setItems(rows))
       .catch((error) => current && setProblem(refusalText(error)));
-    env.track('feedback_list', { sort });
     return () => {
       current = false;
     };
   }, [env.api, sort, reloadKey]);
+  // One view per list shown or sort chosen: a reload because the visitor changed (the host page
+  // identified its user while the panel was open) is the same view, not another.
+  useEffect(() => env.track('feedback_list', { sort }), [sort]);
 
   const shown = useMemo(() => {
     const needle = search.trim().toLowerCase();
