@@ -190,13 +190,15 @@ describe('retention', () => {
             Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children, (c) => c.textContent).slice(1),
           ),
         );
-      // Users, then day 0..3 with each share; a period not over yet is an empty (hatched) cell.
+      // Users, then day 0..3 with each share; a period not over yet is an empty (hatched) cell;
+      // a cohort nobody joined says so instead of drawing a row of zeros (issue 28 part 4).
       expect(cells).toEqual([
         ['3', '3100%', '266.7%', '133.3%', '00%'],
         ['1', '1100%', '1100%', '00%', 'not measurable yet'],
-        ['0', '0', '0', 'not measurable yet', 'not measurable yet'],
-        ['0', '0', 'not measurable yet', 'not measurable yet', 'not measurable yet'],
+        ['0', 'No user joined this day.'],
+        ['0', 'No user joined this day.'],
       ]);
+      expect(await page.locator('.heat-legend').textContent()).toContain('Hatched cells: periods not over yet.');
       // The matrix is a real table: column and row headers name each cell.
       expect(await matrix.getByRole('columnheader').allTextContents()).toEqual(['Cohort', 'Users', 'Day 0', 'Day 1', 'Day 2', 'Day 3']);
       await assertQuality(page, `retention (${size})`);

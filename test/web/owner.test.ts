@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -307,22 +310,34 @@ describe('metrics', () => {
 });
 
 describe('a new project', () => {
-  it('shows the install snippet with the new key, and its curl command puts an item in the inbox', async () => {
+  it('shows the SDK and widget snippets with its keys (no curl); the SDK snippet, run, puts an item in the inbox', async () => {
     const owner = await accountWithProject(server, 'team', 'First app');
     const t = await tab();
     await signIn(t, server, owner.token);
     await t.page.getByLabel('Name').fill('Snippet app');
     await t.page.getByRole('button', { name: 'Create project' }).click();
-    const key = await t.page.getByTestId('one-time-secret').textContent();
-    const snippet = (await t.page.getByTestId('install-snippet').textContent()) ?? '';
-    expect(snippet).toContain(`X-API-Key: ${key}`);
-    expect(snippet).toContain(`${server.url}/api/v1/feedbacks`);
-    // The first command, run as printed.
-    const command = snippet.split('\n\n')[0] as string;
-    const { stdout } = await run('sh', ['-c', command.replace('curl ', 'curl -s ')]);
-    expect(JSON.parse(stdout)).toMatchObject({ title: 'Dark mode', status: 'pending' });
-    const listed = await server.request('GET', '/api/v1/feedbacks', { apiKey: key ?? '' });
-    expect(listed.body.map((f: { title: string }) => f.title)).toEqual(['Dark mode']);
+    const key = (await t.page.getByTestId('one-time-secret').textContent()) ?? '';
+    const sdkSnippet = (await t.page.getByTestId('install-sdk').textContent()) ?? '';
+    const widgetSnippet = (await t.page.getByTestId('install-widget').textContent()) ?? '';
+    expect(sdkSnippet).toContain(`init({ apiKey: '${key}', host: '${server.url}' });`);
+    expect(await t.page.locator('.install').textContent()).not.toContain('curl');
+    const projects = await server.request('GET', '/api/v1/projects', { bearer: owner.token });
+    const created = projects.body.find((project: { name: string }) => project.name === 'Snippet app');
+    expect(widgetSnippet).toBe(`<script src="${server.url}/widget.js" data-key="${created.publishable_key}" async></script>`);
+    expect((await fetch(`${server.url}/widget?key=${created.publishable_key}`)).status).toBe(200);
+
+    // The SDK snippet, run as printed in Node, but for the package's name: this repository's build
+    // of the SDK is imported by its path (an app installs the package).
+    const script = path.join(await mkdtemp(path.join(tmpdir(), 'sdk-snippet-')), 'snippet.mjs');
+    const sdkEntry = pathToFileURL(path.resolve(import.meta.dirname, '../../sdk/dist/node.js')).href;
+    await writeFile(script, sdkSnippet.replace("'@feedback/sdk'", `'${sdkEntry}'`));
+    await run(process.execPath, [script]);
+    const listed = await server.request('GET', '/api/v1/feedbacks', { apiKey: key });
+    expect(listed.body.map((f: { title: string; user_id: string }) => [f.title, f.user_id])).toEqual([['Dark mode', 'user-1']]);
+
+    // The guide the snippet names is a link that opens it.
+    const guide = await t.page.getByRole('link', { name: /the SDK’s guide/ }).getAttribute('href');
+    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('# @feedback/sdk');
     expect(await seriousViolations(t.page)).toEqual([]);
   });
 });

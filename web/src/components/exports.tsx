@@ -2,6 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { ApiFailure } from '../api/failure';
 import { formatCount, isoDay } from '../lib/format';
 import { type DownloadProgress, saveFile, streamedDownload } from '../lib/streamed-download';
+import { DateInput } from './date-input';
 import { FailureNotice } from './states';
 
 type Dataset = 'events' | 'feedbacks' | 'users';
@@ -97,11 +98,11 @@ export function Exports({ projectId }: { projectId: string }) {
           <>
             <div class="field">
               <label for="export-from">Events from</label>
-              <input id="export-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+              <DateInput id="export-from" required value={from} onChange={setFrom} />
             </div>
             <div class="field">
               <label for="export-to">to</label>
-              <input id="export-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+              <DateInput id="export-to" required value={to} onChange={setTo} />
             </div>
           </>
         )}

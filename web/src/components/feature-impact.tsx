@@ -30,8 +30,11 @@ export function FeatureImpact({ projectId, feedbackId, status }: { projectId: st
       ),
     [projectId, feedbackId, days, status],
   );
-  // 404 on an item this page shows: no events are linked to it yet.
-  const unlinked = impact.state === 'failed' && impact.failure.status === 404;
+  // No events linked to the item yet: a normal state, not a failure. The service answers it with
+  // a 404 today (which Chromium logs to the console as a failed resource); an answer of 200 with
+  // no event names means the same and is drawn the same way.
+  const unlinked =
+    (impact.state === 'failed' && impact.failure.status === 404) || (impact.state === 'ready' && impact.data.event_names.length === 0);
   // A 402 names a linked event the plan cannot read: the links can still be changed.
   const gated = impact.state === 'failed' && impact.failure.status === 402;
   const linked = impact.data?.event_names ?? [];
@@ -69,7 +72,7 @@ export function FeatureImpact({ projectId, feedbackId, status }: { projectId: st
           onCancel={editing ? () => setEditing(false) : undefined}
         />
       )}
-      {impact.data && !editing && (
+      {impact.data && !unlinked && !editing && (
         <>
           <p>
             Linked events: <strong data-testid="impact-events">{impact.data.event_names.join(', ')}</strong>{' '}

@@ -1,43 +1,69 @@
-import { API_BASE } from '../api/client';
+import { GUIDES } from '../lib/guides';
 import { CopyButton } from './states';
 
 /**
- * How to call the service from an app right after creating a project: two curl commands with the
- * new key, one that sends feedback (SPEC 4.2) and one that tracks an event. curl is what every
- * platform has today; our SDK's snippet takes its place once the SDK ships (docs/dashboard.md).
+ * How to connect an app right after creating a project, with the new keys filled in: our SDK
+ * (sdk/README.md) for an app's code, with the project's API key, and the widget's snippet
+ * (docs/widget.md) for its web pages, with the publishable key. The API key is shown once; the
+ * publishable key stays on the settings page, where the rest of the widget's setup is.
  */
-export function InstallSnippet({ projectName, apiKey, onDone }: { projectName: string; apiKey: string; onDone: () => void }) {
-  const base = `${window.location.origin}${API_BASE}`;
-  const snippet = [
-    '# Send a feedback item from your app',
-    `curl -X POST ${base}/feedbacks \\`,
-    `  -H 'X-API-Key: ${apiKey}' -H 'Content-Type: application/json' \\`,
-    `  -d '{"title":"Dark mode","description":"Please add a dark theme.","category":"feature_request","userId":"user-1"}'`,
+export function InstallSnippet({
+  projectId,
+  projectName,
+  apiKey,
+  publishableKey,
+  onDone,
+}: {
+  projectId: string;
+  projectName: string;
+  apiKey: string;
+  publishableKey: string;
+  onDone: () => void;
+}) {
+  const service = window.location.origin;
+  const sdk = [
+    "import { init, identify, track, createFeedback } from '@feedback/sdk';",
     '',
-    '# Track an event (the metrics page counts it)',
-    `curl -X POST ${base}/events/track \\`,
-    `  -H 'X-API-Key: ${apiKey}' -H 'Content-Type: application/json' \\`,
-    `  -d '{"eventName":"feedback_list","userId":"user-1"}'`,
+    `init({ apiKey: '${apiKey}', host: '${service}' });`,
+    "await identify('user-1', { mrr: 29 });   // your app's user id (and its monthly revenue)",
+    "track('signed_up', { plan: 'pro' });     // queued, batched, retried, stored once",
+    "await createFeedback({ title: 'Dark mode', description: 'Please add a dark theme.', category: 'feature_request' });",
   ].join('\n');
+  const widget = `<script src="${service}/widget.js" data-key="${publishableKey}" async></script>`;
   return (
     <section class="card install" aria-labelledby="install-heading">
       <h2 id="install-heading">Connect your app to {projectName}</h2>
+      <h3>From your app’s code: the SDK</h3>
       <p>
-        Your app calls the API with the project’s key in the <code>X-API-Key</code> header. Try it from a terminal: the feedback appears in
-        the inbox at once, the event on the metrics page within seconds.
+        Install it from the service’s repository (<code>npm install &lt;repository&gt;/sdk</code>, see{' '}
+        <a href={GUIDES.sdk} target="_blank" rel="noopener">
+          the SDK’s guide (sdk/README.md)
+        </a>
+        ); it sends the API key for you. The feedback appears in the inbox at once, the events on the metrics page within seconds.
       </p>
-      <pre class="snippet" data-testid="install-snippet">
-        <code>{snippet}</code>
+      <pre class="snippet" data-testid="install-sdk">
+        <code>{sdk}</code>
       </pre>
       <p class="secret-row">
-        <CopyButton text={snippet} />
+        <CopyButton text={sdk} />
+      </p>
+      <h3>On your web pages: the widget</h3>
+      <p>
+        A feedback panel for your users, with the project’s publishable key (public by design). Your server signs a token for the signed-in
+        user: the setup script and the signing code are in <a href={`/projects/${projectId}/settings`}>Settings</a>.
+      </p>
+      <pre class="snippet" data-testid="install-widget">
+        <code>{widget}</code>
+      </pre>
+      <p class="secret-row">
+        <CopyButton text={widget} />
         <button type="button" onClick={onDone}>
           Hide
         </button>
       </p>
       <p class="muted">
-        The full walk-through, with votes, comments and user registration, is in the API guide (<code>docs/api-guide.md</code>); the API’s
-        description is served at <a href="/docs">/docs</a>.
+        Other languages call the API directly with the key in the <code>X-API-Key</code> header: its description is served at{' '}
+        <a href="/docs">/docs</a>.
       </p>
     </section>
   );

@@ -61,7 +61,7 @@ export function Page({
         </a>
         {projectId && (
           <nav aria-label="Project pages" class="project-nav">
-            <a class="project-name" href="/projects" title="All projects">
+            <a class="project-name" href="/projects" title={`${project?.name ?? 'Project'}: all projects`}>
               {project?.name ?? 'Project'}
             </a>
             <ul>

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { COUNT_TICK_STEPS } from '../lib/format';
 
 const HEIGHT = 90;
 
@@ -29,7 +30,14 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
         },
         axes: [
           { stroke: '#3d4451', grid: { show: false }, size: 28, font: '11px system-ui, sans-serif' },
-          { stroke: '#3d4451', grid: { stroke: '#e6e8ee' }, size: 36, ticks: { show: false }, font: '11px system-ui, sans-serif' },
+          {
+            stroke: '#3d4451',
+            grid: { stroke: '#e6e8ee' },
+            size: 36,
+            ticks: { show: false },
+            font: '11px system-ui, sans-serif',
+            incrs: COUNT_TICK_STEPS,
+          },
         ],
         series: [
           {},

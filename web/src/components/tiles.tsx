@@ -33,12 +33,12 @@ export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Me
             <dt>
               {tile.label}
               {tile.adminOnly && (
-                <span class="tile-mark" aria-hidden="true" title="Team only: not readable with the API key">
+                <span class="tile-mark" aria-hidden="true" title="Admin token only: not readable with the API key">
                   {' '}
                   ◆
                 </span>
               )}
-              {tile.adminOnly && <span class="visually-hidden"> (team only)</span>}
+              {tile.adminOnly && <span class="visually-hidden"> (admin token only)</span>}
             </dt>
             <dd data-testid={`tile-${tile.key}`}>{tile.money ? formatMoney(measures[tile.key]) : formatCount(measures[tile.key])}</dd>
           </div>
@@ -49,8 +49,8 @@ export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Me
           <span class="tile-mark" aria-hidden="true">
             ◆
           </span>{' '}
-          Team only: these measures about your SDK users and their revenue are read with an admin or member token, as here. The project's
-          API key, which ships inside your apps, cannot read them.
+          Admin token only: these measures about your SDK users and their revenue are read with an admin or member token, as here, on every
+          plan. The project's API key, which ships inside your apps, cannot read them.
         </p>
       )}
     </>

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { COUNT_TICK_STEPS } from '../lib/format';
 import type { ChartInterval } from '../lib/intervals';
 
 export type Series = { label: string; values: number[]; color: string };
@@ -53,7 +54,7 @@ export function TimeChart({
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
         { stroke: '#3d4451', grid: { stroke: '#e6e8ee' } },
-        { stroke: '#3d4451', grid: { stroke: '#e6e8ee' }, size: 56 },
+        { stroke: '#3d4451', grid: { stroke: '#e6e8ee' }, size: 56, incrs: COUNT_TICK_STEPS },
       ],
       series: [
         { label: interval === 'hour' ? 'Hour' : 'Day', value: (_u, v) => (v === null ? '—' : formatBucket(v, interval)) },
@@ -73,6 +74,7 @@ export function TimeChart({
       hooks: {
         drawClear: [(u) => shadePartial(u, times, partialIndex)],
         draw: [
+          (u) => labelPartial(u, partialIndex),
           (u) => drawMarks(u, marks),
           () => {
             figure.current?.setAttribute('data-drawn', drawn);
@@ -123,7 +125,7 @@ function chartData(times: number[], series: Series[], partialIndex: number | nul
   return [times, ...solid, ...dashed];
 }
 
-/** Shades the dashed segment that leads to the partial bucket, and labels it, under the lines. */
+/** Shades the dashed segment that leads to the partial bucket, under the lines. */
 function shadePartial(u: uPlot, times: number[], partialIndex: number | null) {
   if (partialIndex === null) return;
   const start = times[partialIndex - 1] ?? times[partialIndex];
@@ -134,10 +136,30 @@ function shadePartial(u: uPlot, times: number[], partialIndex: number | null) {
   ctx.save();
   ctx.fillStyle = PARTIAL_FILL;
   ctx.fillRect(left, u.bbox.top, Math.max(right - left, 4 * devicePixelRatio), u.bbox.height);
+  ctx.restore();
+}
+
+/**
+ * "so far" over the partial bucket, drawn after the lines (which would otherwise cross it) on a
+ * plate of its own, inside the plot's top right corner so neither the lines nor the canvas edge
+ * cut it.
+ */
+function labelPartial(u: uPlot, partialIndex: number | null) {
+  if (partialIndex === null) return;
+  const { ctx } = u;
+  const px = devicePixelRatio;
+  ctx.save();
+  ctx.font = `${12 * px}px system-ui, sans-serif`;
+  const text = 'so far';
+  const width = ctx.measureText(text).width;
+  const right = u.bbox.left + u.bbox.width - 4 * px;
+  const top = u.bbox.top + 4 * px;
+  ctx.fillStyle = 'rgba(255, 255, 255, 0.9)';
+  ctx.fillRect(right - width - 8 * px, top, width + 8 * px, 18 * px);
   ctx.fillStyle = '#545b6b';
-  ctx.font = `${12 * devicePixelRatio}px system-ui, sans-serif`;
   ctx.textAlign = 'right';
-  ctx.fillText('so far', right - 4 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+  ctx.textBaseline = 'middle';
+  ctx.fillText(text, right - 4 * px, top + 9 * px);
   ctx.restore();
 }
 

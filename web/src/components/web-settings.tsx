@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
+import { GUIDES } from '../lib/guides';
 import { refreshProjects } from '../lib/projects';
 import { useResource } from '../lib/use-resource';
 import { ScrollRegion } from './scroll-region';
@@ -117,7 +118,13 @@ token = jwt.encode(
   return (
     <section class="card" aria-labelledby="widget-heading">
       <h2 id="widget-heading">Widget and public board</h2>
-      <p class="muted">Let your users give feedback from your web pages without building any UI. See docs/widget.md for every setting.</p>
+      <p class="muted">
+        Let your users give feedback from your web pages without building any UI. Every setting is explained in{' '}
+        <a href={GUIDES.widget} target="_blank" rel="noopener">
+          the widget guide (docs/widget.md)
+        </a>
+        .
+      </p>
       {secret && <OneTimeSecret label="Identity secret" value={secret} onDone={() => setSecret(null)} />}
 
       <h3>Publishable key</h3>

@@ -138,6 +138,7 @@ function BoardPage({ board }: { board: Board }) {
             env={env}
             sort={view.name === 'top' ? 'votes' : 'newest'}
             onSort={(sort) => go(sort === 'votes' ? '' : '/new')}
+            sortControl={false}
             onOpen={(item) => go(`/items/${item.id}`)}
           />
         )}

@@ -49,3 +49,9 @@ export function formatDuration(seconds: number | null | undefined): string {
   if (seconds < 86_400) return `${round(seconds / 3600)} h`;
   return `${round(seconds / 86_400)} days`;
 }
+
+/**
+ * Tick steps for an axis of whole counts (uPlot's `incrs`): 1, 2, 5, 10, 20, 50, … so a chart
+ * of events never labels a tick 2.5.
+ */
+export const COUNT_TICK_STEPS = Array.from({ length: 10 }, (_, power) => [1, 2, 5].map((step) => step * 10 ** power)).flat();

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
+import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
@@ -103,11 +104,11 @@ function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: bo
       <div class="filters funnel-options">
         <div class="field">
           <label for="funnel-from">From</label>
-          <input id="funnel-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+          <DateInput id="funnel-from" required value={from} onChange={setFrom} />
         </div>
         <div class="field">
           <label for="funnel-to">To</label>
-          <input id="funnel-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+          <DateInput id="funnel-to" required value={to} onChange={setTo} />
         </div>
         <div class="field">
           <label for="funnel-window">Conversion window</label>

@@ -1,6 +1,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, unwrap } from '../api/client';
+import { DateInput } from '../components/date-input';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
@@ -111,17 +112,11 @@ function RangeForm({
     >
       <div class="field">
         <label for="date-from">From</label>
-        <input
-          id="date-from"
-          type="date"
-          required
-          value={draft.from}
-          onInput={(e) => setDraft({ ...draft, from: e.currentTarget.value })}
-        />
+        <DateInput id="date-from" required value={draft.from} onChange={(from) => setDraft((d) => ({ ...d, from }))} />
       </div>
       <div class="field">
         <label for="date-to">To</label>
-        <input id="date-to" type="date" required value={draft.to} onInput={(e) => setDraft({ ...draft, to: e.currentTarget.value })} />
+        <DateInput id="date-to" required value={draft.to} onChange={(to) => setDraft((d) => ({ ...d, to }))} />
       </div>
       <div class="field">
         <label for="interval">Interval</label>

@@ -17,7 +17,7 @@ export function ProjectsPage() {
   const [failure, setFailure] = useState<ApiFailure | null>(null);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   // Shown after a project is created, until dismissed: how an app sends it feedback and events.
-  const [install, setInstall] = useState<{ name: string; apiKey: string } | null>(null);
+  const [install, setInstall] = useState<{ id: string; name: string; apiKey: string; publishableKey: string } | null>(null);
 
   /** Runs one change, then reloads the list (and the header's names). */
   const act = async (change: () => Promise<void>) => {
@@ -39,7 +39,7 @@ export function ProjectsPage() {
     return act(async () => {
       const project = await unwrap(api.POST('/projects', { body: { name: name.trim() } }));
       setSecret({ label: `API key of ${project.name}`, value: project.api_key });
-      setInstall({ name: project.name, apiKey: project.api_key });
+      setInstall({ id: project.id, name: project.name, apiKey: project.api_key, publishableKey: project.publishable_key });
       setName('');
     });
   };
@@ -63,7 +63,15 @@ export function ProjectsPage() {
   return (
     <Page title="Projects">
       {secret && <OneTimeSecret label={secret.label} value={secret.value} onDone={() => setSecret(null)} />}
-      {install && <InstallSnippet projectName={install.name} apiKey={install.apiKey} onDone={() => setInstall(null)} />}
+      {install && (
+        <InstallSnippet
+          projectId={install.id}
+          projectName={install.name}
+          apiKey={install.apiKey}
+          publishableKey={install.publishableKey}
+          onDone={() => setInstall(null)}
+        />
+      )}
       <form class="card inline-form" onSubmit={create}>
         <h2>New project</h2>
         <div class="field-row">
@@ -90,8 +98,11 @@ export function ProjectsPage() {
                 {project.archived && <span class="badge badge-muted">archived</span>}
                 {project.suspended && <span class="badge badge-danger">suspended by the operator</span>}
               </div>
-              <p class="muted">
-                Created {formatDate(project.created_at)} · id <code>{project.id}</code>
+              <p class="muted project-facts">
+                <span>Created {formatDate(project.created_at)}</span>
+                <span>
+                  id <code class="project-id">{project.id}</code>
+                </span>
               </p>
               <nav aria-label={`${project.name} pages`} class="link-row">
                 <a href={`/projects/${project.id}/feedback`}>Feedback</a>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
+import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
@@ -127,11 +128,11 @@ function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy:
       </div>
       <div class="field">
         <label for="retention-from">From</label>
-        <input id="retention-from" type="date" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
+        <DateInput id="retention-from" required value={from} onChange={setFrom} />
       </div>
       <div class="field">
         <label for="retention-to">To</label>
-        <input id="retention-to" type="date" required value={to} onInput={(e) => setTo(e.currentTarget.value)} />
+        <DateInput id="retention-to" required value={to} onChange={setTo} />
       </div>
       <button type="submit" class="primary" disabled={busy}>
         Show cohorts
@@ -176,27 +177,34 @@ function Cohorts({ answer }: { answer: RetentionResult }) {
               </thead>
               <tbody>
                 {answer.cohorts.map((cohort) => (
-                  <tr key={cohort.cohort_start}>
+                  <tr key={cohort.cohort_start} class={cohort.users === 0 ? 'cohort-empty' : undefined}>
                     <th scope="row">{formatDate(cohort.cohort_start)}</th>
                     <td class="num">{formatCount(cohort.users)}</td>
-                    {Array.from({ length: answer.periods + 1 }, (_, p) => {
-                      const count = cohort.retained[p];
-                      if (count === undefined) {
+                    {/* Nobody joined: a row of zeros would read as users who all left. */}
+                    {cohort.users === 0 && (
+                      <td colSpan={answer.periods + 1} class="muted">
+                        No user joined this {answer.interval}.
+                      </td>
+                    )}
+                    {cohort.users > 0 &&
+                      Array.from({ length: answer.periods + 1 }, (_, p) => {
+                        const count = cohort.retained[p];
+                        if (count === undefined) {
+                          return (
+                            <td key={p} class="num heat-none">
+                              <span class="visually-hidden">not measurable yet</span>
+                            </td>
+                          );
+                        }
+                        const share = count / cohort.users;
+                        const shade = shadeOf(share);
                         return (
-                          <td key={p} class="num heat-none">
-                            <span class="visually-hidden">not measurable yet</span>
+                          <td key={p} class="num heat" style={{ background: shade.background, color: shade.color }} data-period={p}>
+                            <span class="heat-count">{formatCount(count)}</span>
+                            <span class="heat-share">{formatPercent(share)}</span>
                           </td>
                         );
-                      }
-                      const share = cohort.users === 0 ? 0 : count / cohort.users;
-                      const shade = shadeOf(share);
-                      return (
-                        <td key={p} class="num heat" style={{ background: shade.background, color: shade.color }} data-period={p}>
-                          <span class="heat-count">{formatCount(count)}</span>
-                          {cohort.users > 0 && <span class="heat-share">{formatPercent(share)}</span>}
-                        </td>
-                      );
-                    })}
+                      })}
                   </tr>
                 ))}
               </tbody>
@@ -210,7 +218,10 @@ function Cohorts({ answer }: { answer: RetentionResult }) {
                 {formatPercent(shade.upTo)}
               </span>
             ))}
-            <span>Empty cells: periods not over yet.</span>
+            <span class="heat-key heat-key-hatched" aria-hidden="true">
+              {'\u00a0\u00a0\u00a0'}
+            </span>
+            <span>Hatched cells: periods not over yet.</span>
           </p>
         </>
       )}

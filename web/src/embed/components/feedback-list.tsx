@@ -15,12 +15,15 @@ export function FeedbackList({
   onSort,
   onOpen,
   reloadKey,
+  sortControl = true,
 }: {
   env: PanelEnv;
   sort: ListSort;
   onSort: (sort: ListSort) => void;
   onOpen: (item: Feedback) => void;
   reloadKey?: unknown;
+  /** Off where the page has its own Top/New control (the board's navigation). */
+  sortControl?: boolean;
 }) {
   const [items, setItems] = useState<Feedback[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
@@ -51,15 +54,17 @@ export function FeedbackList({
   return (
     <section aria-label="Feedback">
       <div class="toolbar">
-        <fieldset class="tabs">
-          <legend class="visually-hidden">Sort</legend>
-          <button type="button" aria-pressed={sort === 'votes'} onClick={() => onSort('votes')}>
-            Top
-          </button>
-          <button type="button" aria-pressed={sort === 'newest'} onClick={() => onSort('newest')}>
-            New
-          </button>
-        </fieldset>
+        {sortControl && (
+          <fieldset class="tabs">
+            <legend class="visually-hidden">Sort</legend>
+            <button type="button" aria-pressed={sort === 'votes'} onClick={() => onSort('votes')}>
+              Top
+            </button>
+            <button type="button" aria-pressed={sort === 'newest'} onClick={() => onSort('newest')}>
+              New
+            </button>
+          </fieldset>
+        )}
         <label class="search">
           <span class="visually-hidden">Search feedback</span>
           <input type="search" placeholder="Search" value={search} onInput={(event) => setSearch(event.currentTarget.value)} />

@@ -3,6 +3,13 @@ import { type PanelEnv, STATUS_LABELS } from '../panel-env';
 import { type Feedback, type FeedbackStatus, ok, refusalText } from '../public-api';
 
 const COLUMNS: FeedbackStatus[] = ['approved', 'in_progress', 'testflight', 'completed'];
+/** What an empty column says, so it reads as empty rather than as still loading. */
+const EMPTY_COLUMN: Partial<Record<FeedbackStatus, string>> = {
+  approved: 'Nothing planned yet.',
+  in_progress: 'Nothing in progress right now.',
+  testflight: 'Nothing in beta right now.',
+  completed: 'Nothing shipped yet.',
+};
 
 /** The roadmap: one column per status from approved to completed, most voted first. */
 export function Roadmap({ env, itemHref, onOpen }: { env: PanelEnv; itemHref: (id: string) => string; onOpen: (id: string) => void }) {
@@ -29,6 +36,7 @@ export function Roadmap({ env, itemHref, onOpen }: { env: PanelEnv; itemHref: (i
             <h2 id={`column-${status}`}>
               {STATUS_LABELS[status]} <span class="muted">({column.length})</span>
             </h2>
+            {column.length === 0 && <p class="muted roadmap-empty">{EMPTY_COLUMN[status]}</p>}
             <ul class="items">
               {column.map((item) => (
                 <li key={item.id} class="card">
