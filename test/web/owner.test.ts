@@ -16,9 +16,10 @@ import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seri
  * conversation before the voters, merged items read-only, deletions, exports with progress, a
  * user's erasure, integrations' event selection and send test, deliveries in words, only the
  * intervals the API answers, the partial bucket, the admin-only tiles explained, and the install
- * snippet after a project is created.
+ * snippet after a project is created. UPDATE_SCREENSHOTS=1 also writes docs/screenshots/new-project.png.
  */
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
 
 let server: TestServer;
 let browser: Browser;
@@ -309,6 +310,65 @@ describe('metrics', () => {
   });
 });
 
+describe('the pages as a new user sees them (issue 28 part 4)', () => {
+  it('one header row, whole project ids, a roomy voters table, admin-only tiles named so, dates as the page writes them, a linked guide', async () => {
+    const owner = await accountWithProject(server, 'team', 'Northwind Traders International Holdings');
+    const item = await createFeedback(server, owner.apiKey, 'Bulk export');
+    await server.request('POST', `/api/v1/feedbacks/${item.id}/votes`, {
+      apiKey: owner.apiKey,
+      body: { userId: 'customer-0042', email: 'purchasing@northwind-traders.example.com' },
+    });
+    const t = await tab();
+    await signIn(t, server, owner.token);
+
+    // The project's id is one unbroken line on its card.
+    const id = t.page.locator('.project-card').filter({ hasText: 'Northwind' }).locator('code');
+    expect(await id.textContent()).toBe(owner.projectId);
+    expect(await id.evaluate((code) => (code as unknown as { getClientRects(): ArrayLike<unknown> }).getClientRects().length)).toBe(1);
+
+    // The item page: one header row at 1280 px despite the long name; the voters table in the
+    // main column, where the id and the email fit on one line each.
+    await t.page.goto(`${server.url}/projects/${owner.projectId}/feedback/${item.id}`);
+    const voterCell = t.page.getByRole('region', { name: 'Voters' }).getByRole('cell', { name: 'customer-0042' });
+    await voterCell.waitFor();
+    const tops = await t.page
+      .locator('.topbar a, .topbar button, .topbar .plan-badge')
+      .evaluateAll((nodes) =>
+        nodes.map((node) =>
+          Math.round((node as unknown as { getBoundingClientRect(): { top: number; height: number } }).getBoundingClientRect().top),
+        ),
+      );
+    expect(Math.max(...tops) - Math.min(...tops), 'every piece of the header on one row').toBeLessThan(12);
+    expect((await t.page.getByRole('region', { name: 'Voters', exact: true }).boundingBox())?.width).toBeGreaterThan(600);
+    for (const cell of [voterCell, t.page.getByRole('cell', { name: 'purchasing@northwind-traders.example.com' })]) {
+      // Line boxes of the cell's text: one, so nothing broke mid-string ("user-/1").
+      type Box = { top: number };
+      type Cell = { ownerDocument: { createRange(): { selectNodeContents(node: unknown): void; getClientRects(): ArrayLike<Box> } } };
+      const lines = await cell.evaluate((td) => {
+        const range = (td as unknown as Cell).ownerDocument.createRange();
+        range.selectNodeContents(td);
+        return new Set(Array.from(range.getClientRects(), (box) => Math.round(box.top))).size;
+      });
+      expect(lines).toBe(1);
+    }
+
+    // Metrics: the SDK-user tiles say what the mark means; the date fields write days as the page does.
+    await t.page.goto(`${server.url}/projects/${owner.projectId}/metrics`);
+    const legend = await t.page.getByTestId('tiles-legend').textContent();
+    expect(legend).toContain('Admin token only');
+    expect(legend).not.toContain('Team only');
+    expect(await t.page.getByLabel('From', { exact: true }).inputValue()).toMatch(/^\d{1,2} [A-Z][a-z]{2,3} \d{4}$/);
+    await t.page.getByLabel('From', { exact: true }).fill('2 Nov 2026');
+    await t.page.getByLabel('From', { exact: true }).blur();
+    expect(await t.page.getByLabel('From', { exact: true }).inputValue()).toBe('2 Nov 2026');
+
+    // Settings: the widget guide is a link that opens it.
+    await t.page.goto(`${server.url}/projects/${owner.projectId}/settings`);
+    const guide = await t.page.getByRole('link', { name: /the widget guide/ }).getAttribute('href');
+    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('# The widget and the public board');
+  });
+});
+
 describe('a new project', () => {
   it('shows the SDK and widget snippets with its keys (no curl); the SDK snippet, run, puts an item in the inbox', async () => {
     const owner = await accountWithProject(server, 'team', 'First app');
@@ -325,6 +385,7 @@ describe('a new project', () => {
     const created = projects.body.find((project: { name: string }) => project.name === 'Snippet app');
     expect(widgetSnippet).toBe(`<script src="${server.url}/widget.js" data-key="${created.publishable_key}" async></script>`);
     expect((await fetch(`${server.url}/widget?key=${created.publishable_key}`)).status).toBe(200);
+    if (SCREENSHOTS) await t.page.screenshot({ path: path.join(SCREENSHOTS, 'new-project.png'), fullPage: true });
 
     // The SDK snippet, run as printed in Node, but for the package's name: this repository's build
     // of the SDK is imported by its path (an app installs the package).

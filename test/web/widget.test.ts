@@ -219,13 +219,22 @@ describe('the public board', () => {
       await eventually(() => page.getByRole('heading', { name: 'Acme Notes' }).isVisible()).toBe(true);
       await eventually(() => page.getByRole('link', { name: 'Offline mode' }).isVisible()).toBe(true);
       expect(await seriousViolations(page)).toEqual([]);
+      // One Top/New control: the board's navigation (the list's own toggle is the widget's).
+      expect(await page.getByRole('link', { name: 'Top', exact: true }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Top', exact: true }).count()).toBe(0);
       await page.getByRole('link', { name: 'Roadmap' }).click();
       await eventually(() => page.url()).toBe(`${server.url}/board/${project.slug}/roadmap`);
       await eventually(() => page.getByRole('heading', { name: /In progress/ }).isVisible()).toBe(true);
+      // An empty column says so.
+      expect(await page.getByText('Nothing planned yet.').isVisible()).toBe(true);
       expect(await seriousViolations(page)).toEqual([]);
       if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `board-roadmap-${viewport.width}.png`), fullPage: true });
       await page.goto(`${server.url}/board/${project.slug}/items/${payloadItemId}`);
       await eventually(() => page.getByText(XSS.comment).isVisible()).toBe(true);
+      // The description does not sit flush under the vote box.
+      const head = await page.locator('.detail-head').boundingBox();
+      const description = await page.locator('.description').boundingBox();
+      expect(description!.y - (head!.y + head!.height)).toBeGreaterThanOrEqual(12);
       await expectNoPayloadRan(page);
       expect(await seriousViolations(page)).toEqual([]);
       expect(problems).toEqual([]);

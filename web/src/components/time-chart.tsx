@@ -51,6 +51,8 @@ export function TimeChart({
     const options: uPlot.Options = {
       width,
       height: 280,
+      // Room above the plot for the "so far" label, so it covers no line and no edge cuts it.
+      padding: [partialIndex === null ? null : 24, null, null, null],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
         { stroke: '#3d4451', grid: { stroke: '#e6e8ee' } },
@@ -140,9 +142,8 @@ function shadePartial(u: uPlot, times: number[], partialIndex: number | null) {
 }
 
 /**
- * "so far" over the partial bucket, drawn after the lines (which would otherwise cross it) on a
- * plate of its own, inside the plot's top right corner so neither the lines nor the canvas edge
- * cut it.
+ * "so far" above the partial bucket, in the band the chart's top padding keeps free: inside the
+ * plot it would cover the lines' highest points, and at the canvas edge it was cut.
  */
 function labelPartial(u: uPlot, partialIndex: number | null) {
   if (partialIndex === null) return;
@@ -150,16 +151,10 @@ function labelPartial(u: uPlot, partialIndex: number | null) {
   const px = devicePixelRatio;
   ctx.save();
   ctx.font = `${12 * px}px system-ui, sans-serif`;
-  const text = 'so far';
-  const width = ctx.measureText(text).width;
-  const right = u.bbox.left + u.bbox.width - 4 * px;
-  const top = u.bbox.top + 4 * px;
-  ctx.fillStyle = 'rgba(255, 255, 255, 0.9)';
-  ctx.fillRect(right - width - 8 * px, top, width + 8 * px, 18 * px);
   ctx.fillStyle = '#545b6b';
   ctx.textAlign = 'right';
-  ctx.textBaseline = 'middle';
-  ctx.fillText(text, right - 4 * px, top + 9 * px);
+  ctx.textBaseline = 'bottom';
+  ctx.fillText('so far', u.bbox.left + u.bbox.width, u.bbox.top - 6 * px);
   ctx.restore();
 }
 

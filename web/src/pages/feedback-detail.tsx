@@ -32,9 +32,10 @@ export function FeedbackDetailPage() {
 }
 
 /**
- * One item, the conversation first: the description, the comment thread with the reply box and
- * the voters (a four-column table that needs the room) in the main column; the status, the merge,
- * the feature's impact and the deletion beside it (below it on a phone). A merged item is
+ * One item, the conversation first: the description and the comment thread with the reply box in
+ * the main column; the status, the merge, the feature's impact and the deletion beside it (below
+ * it on a phone); then the voters across the whole width, a four-column table of ids, emails,
+ * MRR and times that the side column squeezed until ids broke ("user-/1"). A merged item is
  * read-only: its votes and comments live on in its target.
  */
 function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
@@ -52,7 +53,6 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
         )}
         <About projectId={projectId} item={item} />
         <Comments projectId={projectId} item={item} onChanged={onChanged} />
-        <Voters projectId={projectId} item={item} />
       </div>
       <div class="stack">
         {!merged && <StatusForm projectId={projectId} item={item} onChanged={onChanged} />}
@@ -60,6 +60,7 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
         {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <DeleteItem projectId={projectId} item={item} />
       </div>
+      <Voters projectId={projectId} item={item} />
     </div>
   );
 }
