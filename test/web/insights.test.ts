@@ -232,6 +232,17 @@ describe('live', () => {
     await page.getByRole('button', { name: 'Resume' }).click();
     const firstEvent = page.getByTestId('live-events').locator('tbody tr').first().locator('td').nth(1);
     await expect.poll(() => firstEvent.textContent()).toBe('while_paused');
+    // Counts are whole: with 4 events in a minute uPlot's own steps labelled a tick 2.5.
+    for (const n of [2, 3]) {
+      await server.request('POST', '/api/v1/events/track', {
+        apiKey: team.apiKey,
+        body: { eventName: 'live_check', userId: `watcher-${n}` },
+      });
+    }
+    await expect.poll(() => page.getByTestId('sparkline-summary').textContent()).toContain('4 events in the last 30 minutes');
+    const ticks = ((await page.locator('figure.sparkline').getAttribute('data-y-ticks')) ?? '').split(' ').map(Number);
+    expect(ticks.filter((tick) => !Number.isInteger(tick)), `ticks ${ticks.join(', ')}`).toEqual([]);
+    expect(ticks.length, `ticks ${ticks.join(', ')}`).toBeGreaterThan(1);
     await assertQuality(page, 'live (desktop)');
     if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, 'live.png'), fullPage: true });
     // Leaving the page closes its stream and frees its slot.

@@ -12,6 +12,7 @@ const HEIGHT = 90;
  */
 export function Sparkline({ times, counts, summary, label }: { times: number[]; counts: number[]; summary: string; label: string }) {
   const box = useRef<HTMLDivElement>(null);
+  const figure = useRef<HTMLElement>(null);
   const chart = useRef<uPlot | null>(null);
 
   useEffect(() => {
@@ -37,6 +38,11 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
             ticks: { show: false },
             font: '11px system-ui, sans-serif',
             incrs: COUNT_TICK_STEPS,
+            // The canvas's tick labels, also said on the figure (data-y-ticks) for the tests.
+            values: (_u, splits) => {
+              figure.current?.setAttribute('data-y-ticks', splits.join(' '));
+              return splits.map(String);
+            },
           },
         ],
         series: [
@@ -75,7 +81,7 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
   }, [times, counts]);
 
   return (
-    <figure class="sparkline" aria-label={label}>
+    <figure class="sparkline" aria-label={label} ref={figure}>
       <div ref={box} />
       <figcaption class="muted" data-testid="sparkline-summary">
         {summary}

@@ -51,7 +51,14 @@ export function formatDuration(seconds: number | null | undefined): string {
 }
 
 /**
- * Tick steps for an axis of whole counts (uPlot's `incrs`): 1, 2, 5, 10, 20, 50, … so a chart
- * of events never labels a tick 2.5.
+ * Tick steps for an axis of whole counts (uPlot's `incrs`; its own include 0.5 and 2.5): 1 to 5,
+ * then 10, 20, 25, 50, 100, … so a chart of events never labels a tick 2.5.
  */
-export const COUNT_TICK_STEPS = Array.from({ length: 10 }, (_, power) => [1, 2, 5].map((step) => step * 10 ** power)).flat();
+export const COUNT_TICK_STEPS = [
+  1,
+  2,
+  3,
+  4,
+  5,
+  ...Array.from({ length: 9 }, (_, power) => [1, 2, 2.5, 5].map((step) => step * 10 ** (power + 1))).flat(),
+];
