@@ -241,7 +241,10 @@ describe('live', () => {
     }
     await expect.poll(() => page.getByTestId('sparkline-summary').textContent()).toContain('4 events in the last 30 minutes');
     const ticks = ((await page.locator('figure.sparkline').getAttribute('data-y-ticks')) ?? '').split(' ').map(Number);
-    expect(ticks.filter((tick) => !Number.isInteger(tick)), `ticks ${ticks.join(', ')}`).toEqual([]);
+    expect(
+      ticks.filter((tick) => !Number.isInteger(tick)),
+      `ticks ${ticks.join(', ')}`,
+    ).toEqual([]);
     expect(ticks.length, `ticks ${ticks.join(', ')}`).toBeGreaterThan(1);
     await assertQuality(page, 'live (desktop)');
     if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, 'live.png'), fullPage: true });
