@@ -1,5 +1,6 @@
 import type { Comment, CommentBody, CreateFeedbackBody, Feedback, ListFeedbackQuery, SdkUser, Vote, VoteBody } from './api-types.js';
 import { Delivery, type DeliveryStats, unref } from './delivery.js';
+import { type DropCounts, DropReporter } from './drops.js';
 import type { Lifecycle } from './lifecycle.js';
 import { EventQueue, type QueuedEvent } from './queue.js';
 import type { StorageAdapter } from './storage.js';
@@ -15,9 +16,15 @@ export type FeedbackOptions = {
   flushAt?: number;
   /** …or this long after the last one, in ms. Default 10,000. */
   flushIntervalMs?: number;
-  /** Events in one request at most. Default 100 (the server takes up to 1,000). */
+  /** Events in one request at most. Default 1,000, what the service takes in one batch (a 413 halves it). */
   maxBatchSize?: number;
-  /** Events kept at most while they cannot be sent; past it the oldest are dropped and counted. Default 1,000. */
+  /**
+   * The queue's size at most (the length of its events' JSON); past it the oldest events are
+   * dropped, counted and reported to onError. Default 64 MiB: a burst of 100,000 events of 600
+   * bytes each. With storage, the queue is also bounded by what the storage holds.
+   */
+  maxQueueBytes?: number;
+  /** Events queued at most, besides `maxQueueBytes`. Default: no count bound. */
   maxQueueSize?: number;
   /** First retry after up to this long, in ms, doubling per failure (full jitter). Default 1,000. */
   retryBaseMs?: number;
@@ -37,24 +44,41 @@ export type FeedbackOptions = {
   fetch?: FetchLike;
   /** true logs to console.debug; a function receives every debug message. */
   debug?: boolean | ((message: string, details?: unknown) => void);
-  /** An event the server refused for its content (it is dropped, never sent again). */
+  /**
+   * Node: when a process ends without shutdown() (its work done, nothing left on the event loop:
+   * `beforeExit`), it waits this long at most for the queue to be delivered. Default 10,000 ms;
+   * 0 turns it off. A process ended by a signal never gets there: call shutdown() on the signal.
+   */
+  exitTimeoutMs?: number;
+  /** An event the server refused for its content (it is dropped, never sent again; onError hears of it too). */
   onRejected?: (event: QueuedEvent, reason: string) => void;
-  /** A failed delivery: retried when `isRetryable(error)`, else the batch was dropped. */
+  /**
+   * Events dropped, for any reason: a FeedbackDropError (`code`, `count`, `eventIds`). Also a
+   * failed attempt that will be retried: a FeedbackNetworkError or FeedbackApiError (`isRetryable`).
+   */
   onError?: (error: unknown) => void;
   /** The device's clock in ms (tests of clock skew). Default Date.now. */
   now?: () => number;
 };
 
 /** What the platform entry point (browser, Node, React Native) supplies. */
-export type PlatformDefaults = { storage?: StorageAdapter; lifecycle?: Lifecycle; compress?: Compressor };
+export type PlatformDefaults = {
+  storage?: StorageAdapter;
+  lifecycle?: Lifecycle;
+  compress?: Compressor;
+  /** Node: calls the handler when the process has nothing left to do (`beforeExit`); returns the unsubscribe. */
+  beforeExit?: (handler: () => void) => () => void;
+};
 
 export type TrackOptions = { userId?: string; timestamp?: Date };
 
 export type FeedbackStats = DeliveryStats & {
   /** Events waiting to be sent. */
   queued: number;
-  /** Events dropped because the queue was full. */
+  /** Events dropped, for any reason (each was reported to onError): the sum of `droppedBy`. */
   dropped: number;
+  /** Dropped events by reason (with storage, since the first start on it). */
+  droppedBy: DropCounts;
 };
 
 /** The current user (identified, or the anonymous id) is kept beside the queue, so a reload keeps it. */
@@ -80,6 +104,13 @@ export class FeedbackClient {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly flushIntervalMs: number;
   private unsubscribe: (() => void) | undefined;
+  private unsubscribeExit: (() => void) | undefined;
+  private readonly drops: DropReporter;
+  private readonly exitTimeoutMs: number;
+  /** When the process's end was first seen (beforeExit): delivery is tried until this plus exitTimeoutMs. */
+  private exitDeadline: number | undefined;
+  private exiting = false;
+  private kicked = false;
   private closed = false;
 
   constructor(options: FeedbackOptions, platform: PlatformDefaults = {}) {
@@ -99,17 +130,24 @@ export class FeedbackClient {
     });
     this.storage = options.storage ?? platform.storage;
     this.storageKey = options.storageKey ?? 'feedback_queue';
-    this.queue = new EventQueue(this.storage, this.storageKey, options.maxQueueSize ?? 1000, (error) =>
-      this.debug('storage failed; the queue is kept in memory', error),
+    const onError = options.onError ?? (() => {});
+    this.drops = new DropReporter(onError, this.debug);
+    this.queue = new EventQueue(
+      this.storage,
+      this.storageKey,
+      { maxBytes: options.maxQueueBytes ?? 64 * 1024 * 1024, maxCount: options.maxQueueSize ?? Number.POSITIVE_INFINITY },
+      this.drops,
+      (error) => this.debug('storage failed; the queue is kept in memory', error),
     );
     this.delivery = new Delivery(this.queue, this.request, {
-      maxBatchSize: options.maxBatchSize ?? 100,
+      maxBatchSize: options.maxBatchSize ?? 1000,
       retryBaseMs: options.retryBaseMs ?? 1000,
       retryMaxMs: options.retryMaxMs ?? 300_000,
       now: this.now,
       debug: this.debug,
       onRejected: options.onRejected ?? (() => {}),
-      onError: options.onError ?? (() => {}),
+      onError,
+      drops: this.drops,
     });
     this.flushAt = options.flushAt ?? 20;
     this.flushIntervalMs = options.flushIntervalMs ?? 10_000;
@@ -119,6 +157,8 @@ export class FeedbackClient {
       background: (unloading) => this.background(unloading),
       foreground: () => this.kick(true),
     });
+    this.exitTimeoutMs = options.exitTimeoutMs ?? 10_000;
+    if (this.exitTimeoutMs > 0) this.unsubscribeExit = platform.beforeExit?.(() => this.beforeExit());
   }
 
   private async restore(): Promise<void> {
@@ -176,7 +216,7 @@ export class FeedbackClient {
       ...(properties === undefined ? {} : { properties }),
     };
     if (this.closed) {
-      this.debug('track after shutdown: event ignored', event);
+      this.drops.drop('CLIENT_CLOSED', [event.eventId]);
       return event.eventId;
     }
     this.queue.push(event);
@@ -196,28 +236,65 @@ export class FeedbackClient {
     await this.delivery.flush();
   }
 
-  /** Flushes (waiting for retries up to `timeoutMs`), then stops timers and listeners. */
+  /**
+   * Flushes (waiting for retries up to `timeoutMs`), then stops timers and listeners. What is still
+   * queued then stays in storage for the next start; without storage (Node's default) it is
+   * dropped and reported (SHUTDOWN_TIMEOUT).
+   */
   async shutdown(timeoutMs = 10_000): Promise<void> {
     this.closed = true;
-    const deadline = this.now() + timeoutMs;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.unsubscribeExit?.();
+    this.unsubscribeExit = undefined;
+    await this.deliverUntil(this.now() + timeoutMs);
+    clearTimeout(this.timer);
+    this.delivery.cancelRetry();
+  }
+
+  /** Sends until the queue is empty or the deadline passes; then keeps the rest in storage, or reports it lost. */
+  private async deliverUntil(deadline: number): Promise<void> {
     await this.ready;
     while (this.queue.length > 0 && this.now() < deadline) {
       try {
         await this.flush();
       } catch {
+        // A timer that holds the process open: this wait is what it is waiting for.
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000, Math.max(0, deadline - this.now()))));
       }
     }
-    clearTimeout(this.timer);
-    this.delivery.cancelRetry();
-    this.queue.write();
+    if (this.queue.length === 0) return;
+    if (this.storage) this.queue.write();
+    else
+      this.drops.drop(
+        'SHUTDOWN_TIMEOUT',
+        this.queue.takeAll().map((event) => event.eventId),
+      );
   }
 
-  /** Counters since this client started (queued and dropped also count what storage held). */
+  /**
+   * Node's `beforeExit`: the app's work is done and only the queue is left. Delivers it (the
+   * requests keep the process alive) for up to `exitTimeoutMs` from the first time the process
+   * tried to end, then gives up, so a service that is down delays the exit by that much at most.
+   */
+  private beforeExit(): void {
+    if (this.exiting || this.closed || this.queue.length === 0) return;
+    this.exitDeadline ??= this.now() + this.exitTimeoutMs;
+    if (this.now() >= this.exitDeadline) return; // given up: what storage holds waits for the next start
+    this.exiting = true;
+    this.deliverUntil(this.exitDeadline).finally(() => {
+      this.exiting = false;
+    });
+  }
+
+  /** Counters since this client started (queued and the drops also count what storage held). */
   stats(): FeedbackStats {
-    return { ...this.delivery.stats, queued: this.queue.length, dropped: this.queue.dropped };
+    return {
+      ...this.delivery.stats,
+      queued: this.queue.length,
+      dropped: this.drops.total,
+      droppedBy: { ...this.drops.counts },
+    };
   }
 
   // The feedback calls of SPEC part 4: sent at once, never queued; the user defaults to the current one.
@@ -263,8 +340,14 @@ export class FeedbackClient {
    * (the network is back, the app is in front again).
    */
   private kick(now = false): void {
-    if (this.delivery.busy || (this.delivery.backingOff && !now)) return;
-    this.flush().catch(() => undefined); // reported through onError; the retry is scheduled
+    // `kicked`: a burst of track() calls starts one flush, not one per call.
+    if (this.kicked || this.delivery.busy || (this.delivery.backingOff && !now)) return;
+    this.kicked = true;
+    this.flush()
+      .catch(() => undefined) // reported through onError; the retry is scheduled
+      .finally(() => {
+        this.kicked = false;
+      });
   }
 
   /** Flushes within `flushIntervalMs` of the first event queued since the last flush. */

@@ -1,5 +1,6 @@
 import type { BatchResult } from './api-types.js';
 import { fullJitterDelay } from './backoff.js';
+import type { DropReporter } from './drops.js';
 import { FeedbackApiError, isRetryable } from './errors.js';
 import type { EventQueue, QueuedEvent } from './queue.js';
 import type { Request } from './transport.js';
@@ -13,7 +14,9 @@ export type DeliveryOptions = {
   now: () => number;
   debug: (message: string, details?: unknown) => void;
   onRejected: (event: QueuedEvent, reason: string) => void;
+  /** A failed attempt that will be retried (drops go through `drops`). */
   onError: (error: unknown) => void;
+  drops: DropReporter;
 };
 
 export type DeliveryStats = { delivered: number; duplicates: number; rejected: number; discarded: number };
@@ -118,10 +121,12 @@ export class Delivery {
   /** Counts and reports what became of each event, then removes the batch from the queue. */
   private settle(batch: QueuedEvent[], result: BatchResult | undefined): void {
     const results = result?.results;
+    const rejected: string[] = [];
     batch.forEach((event, i) => {
       const outcome = results?.[i];
       if (outcome?.status === 'rejected') {
         this.stats.rejected++;
+        rejected.push(event.eventId);
         this.options.debug(`event ${event.eventId} (${event.eventName}) rejected: ${outcome.reason}`, event);
         this.options.onRejected(event, outcome.reason);
       } else if (outcome?.status === 'duplicate') this.stats.duplicates++;
@@ -129,6 +134,7 @@ export class Delivery {
       else this.stats.delivered++;
     });
     this.queue.remove(batch);
+    this.options.drops.drop('REJECTED', rejected);
   }
 
   /** Handles a failed send; true when the events stay queued for a scheduled retry. */
@@ -140,7 +146,7 @@ export class Delivery {
         return false;
       }
       // One event alone is over the limit: no split helps.
-      this.dropBatch(batch.slice(0, 1), error);
+      this.dropBatch(batch.slice(0, 1), 'EVENT_TOO_LARGE', error);
       return false;
     }
     if (isRetryable(error)) {
@@ -156,15 +162,19 @@ export class Delivery {
       unref(this.retryTimer);
       return true;
     }
-    this.dropBatch(batch, error);
+    this.dropBatch(batch, 'REFUSED', error);
     return false;
   }
 
-  private dropBatch(batch: QueuedEvent[], error: unknown): void {
+  /** The service refused these events and a retry cannot succeed: counted, reported, removed. */
+  private dropBatch(batch: QueuedEvent[], code: 'EVENT_TOO_LARGE' | 'REFUSED', error: unknown): void {
     this.stats.discarded += batch.length;
-    this.options.debug(`${batch.length} events dropped: the service refused them and a retry cannot succeed`, error);
-    this.options.onError(error);
     this.queue.remove(batch);
+    this.options.drops.drop(
+      code,
+      batch.map((event) => event.eventId),
+      error,
+    );
   }
 }
 

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { makeDataDir, removeDataDirs, type ServiceProcess, serviceEnv, spawnScript, stopAll } from '../helpers/process.js';
 import { createDatabase } from '../helpers/service.js';
+import { type CodeBlock, isWalkThrough, SHELL_LANGS, testedBlocks } from './code-blocks.js';
 
 /*
  * The documented walk-through, run as a newcomer runs it (issue 20): a service started like
@@ -21,6 +22,10 @@ import { createDatabase } from '../helpers/service.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GUIDE = 'docs/api-guide.md';
 const DOCUMENTED_BASE = 'http://127.0.0.1:3000';
+/** Other spellings of the service's address in the documents (the SDK's examples use a public one). */
+const DOCUMENTED_HOSTS = [DOCUMENTED_BASE, 'http://localhost:3000', 'https://feedback.example.com'];
+/** The project API key as the documents' TypeScript shows it; replaced by the walk-through's `$KEY`. */
+const DOCUMENTED_KEY = "'fbk_…'";
 /**
  * The guide's pauses (`sleep 1` for the background workers, `sleep 2` for event visibility) are
  * meant for an idle laptop; on the shared 2-core CI machine each is made this many times longer.
@@ -54,8 +59,34 @@ async function walkThrough(): Promise<string> {
   return guide.slice(start, end);
 }
 
-/** One curl of the guide and what the guide says of it. */
-type DocumentedCurl = { command: string; status?: number; fields: Array<[string, unknown]> };
+/**
+ * One curl of the guide and what the guide says of it: `"field":value` pairs, grouped when the
+ * comment shows them inside one `{…}` (they must then be found together, in one object).
+ */
+type DocumentedCurl = { command: string; status?: number; fields: Array<Array<[string, unknown]>> };
+
+const FIELD = /"(\w+)":(-?\d+(?:\.\d+)?|true|false|null|"[^"…<]*")(?=[,}\s]|$)/g;
+
+/** A field the document shows without a comparable value (`"id":"…"`, `"events":[…]`): it must be there. */
+const PRESENT = Symbol('present');
+
+/**
+ * The `"field":value` pairs of a comment, those of each innermost `{…}` together, with the fields
+ * of that object shown without a comparable value (which must be present in the same object).
+ */
+function fieldGroups(comment: string): Array<Array<[string, unknown]>> {
+  const pairs = (text: string) => [...text.matchAll(FIELD)].map((m) => [m[1] as string, JSON.parse(m[2] as string)] as [string, unknown]);
+  const groups: Array<Array<[string, unknown]>> = [];
+  const rest = comment.replace(/\{[^{}]*\}/g, (object) => {
+    const found = pairs(object);
+    const keys = new Set(found.map(([key]) => key));
+    for (const [, key] of object.matchAll(/"(\w+)":/g)) if (!keys.has(key as string)) found.push([key as string, PRESENT]);
+    if (found.length > 0) groups.push(found);
+    return '';
+  });
+  for (const pair of pairs(rest)) groups.push([pair]);
+  return groups;
+}
 
 /**
  * The curls of some shell lines, in order, each with the comments that follow it: the comment on
@@ -69,9 +100,7 @@ function documentedCurls(lines: string[]): DocumentedCurl[] {
     if (!last) return;
     const status = /(?:^|[\s(])(4\d\d)(?=[\s):]|$)/.exec(comment)?.[1];
     if (status && last.status === undefined) last.status = Number(status);
-    for (const match of comment.matchAll(/"(\w+)":(-?\d+(?:\.\d+)?|true|false|null|"[^"…<]*")(?=[,}\s]|$)/g)) {
-      last.fields.push([match[1] as string, JSON.parse(match[2] as string)]);
-    }
+    last.fields.push(...fieldGroups(comment));
   };
   for (const line of lines) {
     if (/^\s*#/.test(line) && !logical) {
@@ -90,13 +119,70 @@ function documentedCurls(lines: string[]): DocumentedCurl[] {
   return curls;
 }
 
-/** Every value of `key` anywhere in a JSON value. */
-function valuesOf(value: unknown, key: string): unknown[] {
-  if (Array.isArray(value)) return value.flatMap((item) => valuesOf(item, key));
-  if (value && typeof value === 'object') {
-    return Object.entries(value).flatMap(([k, v]) => [...(k === key ? [v] : []), ...valuesOf(v, key)]);
-  }
+/** Every object anywhere in a JSON value (the value itself included). */
+function objectsOf(value: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(value)) return value.flatMap(objectsOf);
+  if (value && typeof value === 'object') return [value as Record<string, unknown>, ...Object.values(value).flatMap(objectsOf)];
   return [];
+}
+
+/** Whether one object of the answer has every pair of the group. */
+function hasGroup(body: unknown, group: Array<[string, unknown]>): boolean {
+  return objectsOf(body).some((object) =>
+    group.every(([key, value]) => key in object && (value === PRESENT || JSON.stringify(object[key]) === JSON.stringify(value))),
+  );
+}
+
+/** The shell variables some lines assign (comments left out). */
+function assignedVariables(code: string): string[] {
+  const uncommented = code.replace(/(^|\s)#.*$/gm, '');
+  return [...new Set([...uncommented.matchAll(/(?:^|[\s;(])([A-Z_][A-Z0-9_]*)=/gm)].map((m) => m[1] as string))];
+}
+
+/** A shell function in front of the real curl: each call dumps its headers and body under `<dir>/<n>` and tags its request. */
+function curlRecorder(dir: string, tag: string): string[] {
+  return [
+    `mkdir -p ${dir} && echo 0 > ${dir}/count`,
+    'curl() {',
+    `  local n; n=$(( $(cat ${dir}/count) + 1 )); echo "$n" > ${dir}/count`,
+    `  command curl -D "${dir}/$n.head" -H "X-Request-Id: ${tag}-$n" "$@" | tee "${dir}/$n.body"`,
+    '}',
+  ];
+}
+
+/** What differs between the curls a document shows and the answers recorded under `dir`. */
+async function curlProblems(dir: string, expected: DocumentedCurl[], where: string): Promise<string[]> {
+  const problems: string[] = [];
+  const count = Number((await readFile(path.join(dir, 'count'), 'utf8').catch(() => '0')).trim());
+  // A curl behind `||` or `&&` may not run (`[ "$NEXT" = null ] || curl …`): then the others are compared.
+  const ran = count < expected.length ? expected.filter((curl) => !/(?:\|\||&&)\s*curl\s/.test(curl.command)) : expected;
+  if (count !== ran.length) problems.push(`${where}: ${count} curls ran, the document shows ${expected.length}`);
+  for (const [index, curl] of ran.slice(0, count).entries()) {
+    const n = index + 1;
+    const head = await readFile(path.join(dir, `${n}.head`), 'utf8').catch(() => 'no answer');
+    const status = Number([...head.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)].at(-1)?.[1]);
+    const text = await readFile(path.join(dir, `${n}.body`), 'utf8').catch(() => '');
+    const wanted = curl.status ?? '2XX';
+    if (curl.status ? status !== curl.status : status < 200 || status > 299) {
+      problems.push(`${where} #${n} ${curl.command}\n  answered ${status}, the document says ${wanted}: ${text.slice(0, 300)}`);
+      continue;
+    }
+    if (curl.fields.length === 0) continue;
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      problems.push(`${where} #${n} ${curl.command}\n  the document shows fields, the answer is not JSON: ${text.slice(0, 300)}`);
+      continue;
+    }
+    for (const group of curl.fields) {
+      if (!hasGroup(body, group)) {
+        const shown = group.map(([key, value]) => `"${key}":${value === PRESENT ? '…' : JSON.stringify(value)}`).join(',');
+        problems.push(`${where} #${n} ${curl.command}\n  the document shows {${shown}} in one object, the answer is ${text.slice(0, 600)}`);
+      }
+    }
+  }
+  return problems;
 }
 
 function runBash(script: string, cwd: string, timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -140,17 +226,15 @@ describe(`the walk-through of ${GUIDE}, command by command, on a freshly started
     const guideLines = blocks.flatMap((block) => block.lines);
     const expected = documentedCurls([printed, ...guideLines]);
 
-    // Each curl (a shell function in front of the real one) dumps its headers and body under
-    // `.curl/<n>` and tags its request, so the answers can be matched to the guide's commands.
+    // The walk-through's variables (and its `field`) are kept for the other documents' blocks.
+    const variables = assignedVariables(guideLines.join('\n'));
+    // Each curl's answer is recorded, so the answers can be matched to the guide's commands.
     const script = [
       'set -eu',
-      'mkdir -p .curl && echo 0 > .curl/count',
-      'curl() {',
-      '  local n; n=$(( $(cat .curl/count) + 1 )); echo "$n" > .curl/count',
-      '  command curl -D ".curl/$n.head" -H "X-Request-Id: guide-$n" "$@" | tee ".curl/$n.body"',
-      '}',
+      ...curlRecorder('.curl', 'guide'),
       printed,
       ...guideLines,
+      `{ declare -p ${variables.join(' ')}; declare -f field; } > .state.sh`,
     ]
       .join('\n')
       .replaceAll(DOCUMENTED_BASE, base)
@@ -160,41 +244,62 @@ describe(`the walk-through of ${GUIDE}, command by command, on a freshly started
     expect(run.code, `bash exited ${run.code}\n${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(run.stderr).toBe('');
 
-    const count = Number((await readFile(path.join(workDir, '.curl', 'count'), 'utf8')).trim());
-    expect(count, 'curls run vs curls in the guide').toBe(expected.length);
-    const problems: string[] = [];
-    for (const [index, curl] of expected.entries()) {
-      const n = index + 1;
-      const head = await readFile(path.join(workDir, '.curl', `${n}.head`), 'utf8');
-      const status = Number([...head.matchAll(/^HTTP\/[\d.]+ (\d{3})/gm)].at(-1)?.[1]);
-      const text = await readFile(path.join(workDir, '.curl', `${n}.body`), 'utf8');
-      const wanted = curl.status ?? '2XX';
-      if (curl.status ? status !== curl.status : status < 200 || status > 299) {
-        problems.push(`#${n} ${curl.command}\n  answered ${status}, the guide says ${wanted}: ${text.slice(0, 300)}`);
-        continue;
-      }
-      if (curl.fields.length === 0) continue;
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        problems.push(`#${n} ${curl.command}\n  the guide shows fields, the answer is not JSON: ${text.slice(0, 300)}`);
-        continue;
-      }
-      for (const [key, value] of curl.fields) {
-        const found = valuesOf(body, key);
-        if (!found.some((candidate) => JSON.stringify(candidate) === JSON.stringify(value))) {
-          problems.push(
-            `#${n} ${curl.command}\n  the guide shows "${key}":${JSON.stringify(value)}, the answer has ${JSON.stringify(found)}`,
-          );
-        }
-      }
-    }
+    const problems = await curlProblems(path.join(workDir, '.curl'), expected, GUIDE);
     expect(problems, problems.join('\n')).toEqual([]);
     // The mail step found the emails the guide lists.
     expect(existsSync(path.join(dataDir, 'mail'))).toBe(true);
   }, 300_000);
+
+  it('runs every other block of every document that is not marked not-runnable, each answering what it shows', async () => {
+    const state = path.join(workDir, '.state.sh');
+    expect(existsSync(state), 'the walk-through ran and kept its variables').toBe(true);
+    const others = testedBlocks().blocks.filter((block) => !isWalkThrough(block) && block.notRunnable === undefined);
+    const app = await appFolder(workDir);
+    const key = (await runBash('source .state.sh && printf %s "$KEY"', workDir, 10_000)).stdout;
+    const problems: string[] = [];
+    for (const [index, block] of others.entries()) {
+      const where = `${block.file}:${block.line}`;
+      const text = DOCUMENTED_HOSTS.reduce((code, host) => code.replaceAll(host, base), block.lines.join('\n'));
+      if (SHELL_LANGS.includes(block.lang)) {
+        // Each block in its own bash, after the walk-through: its variables, its `field`, its folder.
+        const dir = `.curl-${index}`;
+        // What it sets is kept for the blocks after it, as in a reader's shell that stays open.
+        const kept = assignedVariables(text);
+        const keep = kept.length > 0 ? [`declare -p ${kept.join(' ')} >> .state.sh 2>/dev/null || true`] : [];
+        const script = ['set -eu', 'source .state.sh', ...curlRecorder(dir, `doc-${index}`), text, ...keep].join('\n');
+        const run = await runBash(script, workDir, 60_000);
+        if (run.code !== 0 || run.stderr !== '') problems.push(`${where}: bash exited ${run.code}: ${run.stderr.slice(0, 500)}`);
+        else problems.push(...(await curlProblems(path.join(workDir, dir), documentedCurls(block.lines), where)));
+      } else {
+        problems.push(...(await runScript(block, text.replaceAll(DOCUMENTED_KEY, JSON.stringify(key)), app, index)));
+      }
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  }, 240_000);
 });
+
+/** A folder of an app that installed our SDK (`@feedback/sdk` linked to sdk/, as `npm install <repo>/sdk` does). */
+async function appFolder(workDir: string): Promise<string> {
+  const app = path.join(workDir, 'app');
+  await mkdir(path.join(app, 'node_modules', '@feedback'), { recursive: true });
+  await symlink(path.join(ROOT, 'sdk'), path.join(app, 'node_modules', '@feedback', 'sdk'));
+  await writeFile(path.join(app, 'package.json'), JSON.stringify({ private: true, type: 'module' }));
+  return app;
+}
+
+/** Runs a TypeScript (through tsx) or JavaScript block as an ES module in the app folder: it must end, and exit 0. */
+async function runScript(block: CodeBlock, code: string, app: string, index: number): Promise<string[]> {
+  const typescript = block.lang === 'ts' || block.lang === 'typescript';
+  const file = path.join(app, `block-${index}.${typescript ? 'mts' : 'mjs'}`);
+  await writeFile(file, `${code}\n`);
+  const loader = typescript ? ['--import', pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href] : [];
+  const run = await new Promise<{ code: number; stderr: string }>((resolve) => {
+    execFile(process.execPath, [...loader, file], { cwd: app, timeout: 60_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr });
+    });
+  });
+  return run.code === 0 ? [] : [`${block.file}:${block.line}: the ${block.lang} block exited ${run.code}: ${run.stderr.slice(0, 800)}`];
+}
 
 describe('the commands of every other document', () => {
   /** Variables the walk-through sets (a reader of another document is told to run it first). */

@@ -15,7 +15,8 @@ import { switchableProxy } from './switchable-proxy.js';
  * The built browser SDK (sdk/dist/browser.min.js) in Chromium, on a page of another origin (a
  * second local port) than the service (issue 22, "Proof"): it tracks and votes across origins
  * (CORS), keeps its events in localStorage through a lost network and a reload and delivers
- * them once when the network is back, and sends what is queued when the page is hidden.
+ * them once when the network is back, sends what is queued when the page is hidden, and bounds
+ * its queue by what localStorage holds (issue 28), reporting what did not fit.
  */
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>app</title>
@@ -23,7 +24,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>app</title>
   import * as sdk from '/sdk.js';
   const config = Object.fromEntries(new URLSearchParams(location.search));
   window.sdk = sdk;
+  window.errors = [];
   window.client = sdk.init({
+    onError: (error) => window.errors.push({ name: error.name, code: error.code, count: error.count }),
     host: config.host,
     apiKey: config.key,
     flushAt: Number(config.flushAt ?? 20),
@@ -153,5 +156,45 @@ describe('the browser SDK on another origin', () => {
     await page.goto('about:blank'); // pagehide on the app's page
     await eventually('the events sent on pagehide stored', 15_000, async () => (await storedEvents(ids)).length === 3);
     await page.context().close();
+  });
+
+  it('localStorage full: the queue keeps the newest events that fit, drops the oldest as STORAGE_FULL and reports them', async () => {
+    const proxy = await switchableProxy(Number(new URL(server.url).port));
+    const { page, problems } = await openApp({ flushAt: '1000000', host: proxy.url });
+    await proxy.down();
+    const result = (await page.evaluate(`(() => {
+      // The page's own data fills localStorage but for ~40,000 characters.
+      let low = 0, high = 20000000;
+      while (high - low > 1000) {
+        const middle = Math.floor((low + high) / 2);
+        try { localStorage.setItem('app_data', 'x'.repeat(middle)); low = middle; } catch { high = middle; }
+      }
+      localStorage.setItem('app_data', 'x'.repeat(low - 40000));
+      const ids = [];
+      for (let i = 0; i < 1000; i++) ids.push(client.track('quota_event', { i, text: 'some text to take room' }, { userId: 'quota-user' }));
+      return new Promise((resolve) => setTimeout(() => resolve({ ids, stats: client.stats(), errors: window.errors,
+        stored: JSON.parse(localStorage.getItem('feedback_queue')).events.map((e) => e.eventId) }), 100));
+    })()`)) as {
+      ids: string[];
+      stats: { queued: number; dropped: number; droppedBy: Record<string, number> };
+      errors: unknown[];
+      stored: string[];
+    };
+    const { ids, stats, stored } = result;
+    expect(stats.queued, 'some fit, not all').toBeGreaterThan(50);
+    expect(stats.queued).toBeLessThan(1000);
+    expect(stats.droppedBy.STORAGE_FULL).toBe(1000 - stats.queued);
+    expect(stats.dropped).toBe(1000 - stats.queued);
+    expect(result.errors).toContainEqual({ name: 'FeedbackDropError', code: 'STORAGE_FULL', count: 1000 - stats.queued });
+    expect(stored, 'what a reload would find is exactly the queue: the newest events').toEqual(ids.slice(1000 - stats.queued));
+
+    await proxy.up();
+    await page.evaluate(`window.dispatchEvent(new Event('online'))`);
+    await eventually('the queue that fit delivered', 15_000, async () => (await page.evaluate('client.stats().queued')) === 0);
+    const rows = await storedEvents(ids);
+    expect(rows.map((row) => row.id).sort()).toEqual([...stored].sort());
+    expect(problems).toEqual([]);
+    await page.context().close();
+    await proxy.close();
   });
 });

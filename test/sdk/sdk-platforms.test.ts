@@ -33,7 +33,15 @@ it('every entry point loads as ESM and as CommonJS with the same API, and declar
   for (const entry of ['index', 'node', 'react-native']) {
     const esm = (await import(path.join(dist, `${entry}.js`))) as Record<string, unknown>;
     const cjs = require(path.join(dist, `${entry}.cjs`)) as Record<string, unknown>;
-    for (const name of [...api, 'listComments', 'addComment', 'FeedbackClient', 'FeedbackApiError', 'FeedbackNetworkError']) {
+    for (const name of [
+      ...api,
+      'listComments',
+      'addComment',
+      'FeedbackClient',
+      'FeedbackApiError',
+      'FeedbackNetworkError',
+      'FeedbackDropError',
+    ]) {
       expect(typeof esm[name], `${entry}.js ${name}`).toBe('function');
       expect(typeof cjs[name], `${entry}.cjs ${name}`).toBe('function');
     }

@@ -59,8 +59,10 @@ it('a wrong API key: the batch is dropped and reported once, never retried', asy
   await sleep(100);
   expect(sent.map((request) => request.status)).toEqual([401]);
   expect(errors).toHaveLength(1);
-  expect(errors[0]).toBeInstanceOf(FeedbackApiError);
-  expect(errors[0]).toMatchObject({ status: 401, reason: expect.any(String) });
+  // A drop: reported as such (sdk-no-loss.test.ts), the service's refusal as its cause.
+  expect(errors[0]).toMatchObject({ name: 'FeedbackDropError', code: 'REFUSED', count: 1 });
+  expect((errors[0] as { cause?: unknown }).cause).toBeInstanceOf(FeedbackApiError);
+  expect((errors[0] as { cause?: unknown }).cause).toMatchObject({ status: 401, reason: expect.any(String) });
   expect(client.stats()).toMatchObject({ discarded: 1, queued: 0 });
 });
 
