@@ -206,16 +206,11 @@ function Snippets({ username, password }: { username: string; password: string |
   if (!current) return null;
   return (
     <div class="connect-snippets">
-      <p class="muted field-note">
-        {password === null ? (
-          <>
-            The password is shown only when a credential is created: the snippets read it from <code>{PASSWORD_VARIABLE}</code> or ask for
-            it.
-          </>
-        ) : (
-          <>The snippets hold the new password until you put it away.</>
-        )}
-      </p>
+      {password === null && (
+        <p class="muted field-note">
+          The password is shown only when a credential is created: the snippets read it from <code>{PASSWORD_VARIABLE}</code> or ask for it.
+        </p>
+      )}
       <div role="tablist" aria-label="Tool to connect" class="connect-tabs">
         {snippets.map((snippet, index) => (
           <button
@@ -242,9 +237,10 @@ function Snippets({ username, password }: { username: string; password: string |
         ))}
       </div>
       <div role="tabpanel" id={`connect-panel-${current.id}`} aria-labelledby={`connect-tab-${current.id}`} class="connect-panel">
-        <SnippetBody snippet={current} />
+        {/* Keyed by its text: "Copied." belongs to the text that was copied, not to the next tab or password. */}
+        <SnippetBody key={current.text} snippet={current} />
       </div>
-      <p class="muted field-note">
+      <p class="muted field-note connect-note">
         The interface is at <code>{INTERFACE_PATH}</code> of this service. A tool that cannot take a path connects to the interface’s own
         port instead, at <code>/</code>, if the operator has opened it (<code>CLICKHOUSE_INTERFACE_PORT</code>): see{' '}
         <code>docs/clickhouse-interface.md</code> for that port, the supported formats and settings, and what is refused.
@@ -254,26 +250,29 @@ function Snippets({ username, password }: { username: string; password: string |
 }
 
 function SnippetBody({ snippet }: { snippet: ToolSnippet }) {
-  const copyRow = (
-    <p class="secret-row">
-      <CopyButton text={snippet.text} />
-    </p>
+  const head = (description: string) => (
+    <div class="connect-snippet-head">
+      <p>{description}</p>
+      <p class="secret-row">
+        <CopyButton text={snippet.text} />
+      </p>
+    </div>
   );
   if (snippet.kind === 'code') {
     return (
       <>
+        {head(snippet.language)}
         <ScrollRegion label={`${snippet.label} snippet (${snippet.language})`}>
           <pre class="connect-code" data-testid="connect-snippet">
             <code>{snippet.text}</code>
           </pre>
         </ScrollRegion>
-        {copyRow}
       </>
     );
   }
   return (
     <>
-      <p>The settings of a new {snippet.label} ClickHouse connection:</p>
+      {head(snippet.intro)}
       <dl class="connect-settings" data-testid="connect-snippet">
         {snippet.settings.map(({ name, value, placeholder }) => (
           <div key={name} class="connect-setting">
@@ -282,7 +281,6 @@ function SnippetBody({ snippet }: { snippet: ToolSnippet }) {
           </div>
         ))}
       </dl>
-      {copyRow}
     </>
   );
 }

@@ -22,7 +22,7 @@ export type ConnectionValues = {
 export type Setting = { name: string; value: string; placeholder?: boolean };
 export type ToolSnippet =
   | { id: string; label: string; kind: 'code'; language: string; text: string }
-  | { id: string; label: string; kind: 'settings'; settings: Setting[]; text: string };
+  | { id: string; label: string; kind: 'settings'; intro: string; settings: Setting[]; text: string };
 
 const EXAMPLE_QUERY = 'SELECT event_name, count() AS events FROM events GROUP BY event_name ORDER BY events DESC';
 
@@ -82,9 +82,9 @@ function guiSettings(
   return settings;
 }
 
-function settingsSnippet(id: string, label: string, settings: Setting[], extra: Setting[] = []): ToolSnippet {
+function settingsSnippet(id: string, label: string, intro: string, settings: Setting[], extra: Setting[] = []): ToolSnippet {
   const all = [...settings.slice(0, 3), ...extra, ...settings.slice(3)];
-  return { id, label, kind: 'settings', settings: all, text: all.map(({ name, value }) => `${name}: ${value}`).join('\n') };
+  return { id, label, kind: 'settings', intro, settings: all, text: all.map(({ name, value }) => `${name}: ${value}`).join('\n') };
 }
 
 /** Every tool's snippet, in the order the panel offers them. */
@@ -95,14 +95,21 @@ export function connectionSnippets(values: ConnectionValues): ToolSnippet[] {
     settingsSnippet(
       'grafana',
       'Grafana',
+      'Add a ClickHouse data source (the grafana-clickhouse-datasource plugin) with these settings.',
       guiSettings(values, { host: 'Server address', port: 'Server port', secure: 'Secure connection', path: 'HTTP URL path' }),
       [{ name: 'Protocol', value: 'HTTP' }],
     ),
     settingsSnippet(
       'metabase',
       'Metabase',
+      'Add a database of type ClickHouse (Metabase’s ClickHouse driver) with these settings.',
       guiSettings(values, { host: 'Host', port: 'Port', secure: 'Use a secure connection (SSL)', path: 'Path' }),
     ),
-    settingsSnippet('dbeaver', 'DBeaver', guiSettings(values, { host: 'Host', port: 'Port', secure: 'SSL', path: 'Path' })),
+    settingsSnippet(
+      'dbeaver',
+      'DBeaver',
+      'Create a connection of type ClickHouse with these settings.',
+      guiSettings(values, { host: 'Host', port: 'Port', secure: 'SSL', path: 'Path' }),
+    ),
   ];
 }
