@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret } from '../../src/core/secrets.js';
-import { addMember, createProject, type TestProject } from '../helpers/factories.js';
+import { addMember, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
@@ -398,7 +398,7 @@ describe('the SQL console’s Connect a tool panel', () => {
     expect(await storedCredentials(project)).toEqual([]);
   });
 
-  it('lets a Team member’s token create one, and says who may when the API refuses (403)', async () => {
+  it('lets a Team member’s token create one, and says who may when the API refuses (403), or that the project is suspended', async () => {
     const project = await createProject(server, { plan: 'team', name: 'Team connect' });
     const member = await addMember(server, project);
     const tab = await openTab(browser);
@@ -415,5 +415,14 @@ describe('the SQL console’s Connect a tool panel', () => {
     await expect
       .poll(() => refusal.textContent())
       .toMatch(/^Not allowed \(no access to this project\)\. Credentials are created and revoked with the account owner’s token/);
+
+    // A suspended project: no token changes that, and the panel does not say otherwise.
+    await setSuspended(server, project, true);
+    await tab.page.goto(`${server.url}/projects/${project.id}/sql`);
+    await expect
+      .poll(() => refusal.textContent())
+      .toBe(
+        'Not allowed (project is suspended). The operator has suspended this project: its credentials cannot be listed or changed until it is resumed.',
+      );
   });
 });

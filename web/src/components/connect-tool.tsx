@@ -103,13 +103,18 @@ export function ConnectTool({ projectId }: { projectId: string }) {
   );
 }
 
-/** A refusal in words: a 403 says who may manage credentials; the rest as every page shows them. */
+/**
+ * A refusal in words: a 403 says who may manage credentials (or that the project is suspended,
+ * which no token changes); the rest as every page shows them.
+ */
 function CredentialFailure({ failure, onRetry }: { failure: ApiFailure; onRetry?: () => void }) {
   if (failure.status !== 403) return <FailureNotice failure={failure} {...(onRetry ? { onRetry } : {})} />;
+  const suspended = /suspended/.test(failure.reason);
   return (
     <div class="notice notice-error" role="alert">
       <p>
-        <strong>Not allowed</strong> ({failure.reason}). {WHO_MAY}
+        <strong>Not allowed</strong> ({failure.reason}).{' '}
+        {suspended ? 'The operator has suspended this project: its credentials cannot be listed or changed until it is resumed.' : WHO_MAY}
       </p>
     </div>
   );

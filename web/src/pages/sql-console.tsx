@@ -157,7 +157,8 @@ export function SqlConsolePage() {
           }}
         />
       </div>
-      <ConnectTool projectId={projectId} />
+      {/* Keyed by the project: a password shown for one project never stays on screen for the next. */}
+      <ConnectTool key={projectId} projectId={projectId} />
     </Page>
   );
 }
