@@ -1,4 +1,5 @@
 import { accountRoutes } from './account/account.routes.js';
+import { clickhouseCredentialRoutes } from './clickhouse/credentials.routes.js';
 import { deletionRoutes } from './data-rights/deletion.routes.js';
 import { erasureRoutes } from './data-rights/erasure.routes.js';
 import { exportRoutes } from './data-rights/exports.routes.js';
@@ -56,6 +57,7 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...deletionRoutes,
   ...adminAccountRoutes,
   ...projectSqlRoutes,
+  ...clickhouseCredentialRoutes,
   // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
   ...insightsRoutes,
   // Outside /api/v1, without auth: health checks, the OpenAPI document and its rendering.

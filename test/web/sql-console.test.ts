@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProject, type TestProject } from '../helpers/factories.js';
+import { hashSecret } from '../../src/core/secrets.js';
+import { addMember, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
@@ -293,5 +294,135 @@ describe('the SQL console', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);
     if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, 'sql-console-phone.png'), fullPage: true });
+  });
+});
+
+/*
+ * "Connect a tool" (components/connect-tool.tsx): the credentials of the project's read-only
+ * ClickHouse interface (issue 29) through the real API, and the snippets filled in with them.
+ */
+describe('the SQL console’s Connect a tool panel', () => {
+  const storedCredentials = async (project: TestProject) =>
+    (await server.request('GET', `/api/v1/projects/${project.id}/clickhouse-credentials`, { bearer: project.account.adminToken })).body;
+
+  it('creates a credential, shows its password once, fills the snippets, and revokes it after confirming', async () => {
+    const project = await createProject(server, { plan: 'team', name: 'Connect' });
+    const tab = await consoleTab(project);
+    const { page, context } = tab;
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const panel = page.getByRole('region', { name: 'Connect a tool' });
+    await panel.getByText('No credential yet: create one to connect a tool.').waitFor();
+
+    await panel.getByRole('button', { name: 'Create a credential' }).click();
+    const password = (await panel.getByTestId('new-password').textContent()) ?? '';
+    expect(password).toMatch(/^fbch_[A-Za-z0-9_-]{43}$/);
+    // The password on the page is the one the service stored (as its hash), and the focus is on it.
+    const [stored] = await server.sql<{ password_hash: Buffer }[]>`
+      select password_hash from clickhouse_credentials where project_id = ${project.id}`;
+    expect(stored?.password_hash.equals(hashSecret(password))).toBe(true);
+    expect(await page.evaluate('document.activeElement.getAttribute("aria-labelledby")')).toBe('new-password-heading');
+    await panel.getByRole('heading', { name: 'Copy the password now: it will not be shown again' }).waitFor();
+    expect(await panel.getByTestId('new-username').textContent()).toBe(project.id);
+
+    // The list shows it: the username (the project id), when it was made, never used.
+    const [credential] = await storedCredentials(project);
+    const row = panel.getByTestId('credential-table').locator('tbody tr');
+    await expect.poll(() => row.count()).toBe(1);
+    const cells = await row.locator('td').allTextContents();
+    expect(cells.slice(0, 3)).toEqual([project.id, expect.stringMatching(/^\d+ \w+ \d{4}, \d\d:\d\d UTC$/), 'Never']);
+    expect(credential).toEqual(expect.objectContaining({ username: project.id, last_used_at: null }));
+
+    // The @clickhouse/client snippet, first: url, pathname, username and password filled in.
+    const snippet = panel.getByTestId('connect-snippet');
+    const node = (await snippet.textContent()) ?? '';
+    for (const line of [`url: '${server.url}'`, "pathname: '/clickhouse'", `username: '${project.id}'`, `password: '${password}'`]) {
+      expect(node).toContain(line);
+    }
+    // The tabs move with the arrow keys, Home and End; the copied curl command holds the real values.
+    await panel.getByRole('tab', { name: '@clickhouse/client' }).focus();
+    await page.keyboard.press('ArrowRight');
+    const curlTab = panel.getByRole('tab', { name: 'curl' });
+    expect(await curlTab.getAttribute('aria-selected')).toBe('true');
+    expect(await curlTab.evaluate((element) => element === element.ownerDocument.activeElement)).toBe(true);
+    await panel.getByRole('tabpanel').getByRole('button', { name: 'Copy' }).click();
+    await panel.getByRole('tabpanel').getByText('Copied.').waitFor();
+    const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    expect(copied).toBe(await snippet.textContent());
+    expect(copied).toContain(`curl -u ${project.id}:${password} '${server.url}/clickhouse/?query=SELECT+1'`);
+    await curlTab.focus();
+    await page.keyboard.press('End');
+    expect(await panel.getByRole('tab', { name: 'DBeaver' }).getAttribute('aria-selected')).toBe('true');
+    const settings = await snippet.locator('.connect-setting').evaluateAll((rows) => rows.map((r) => r.textContent));
+    const { hostname, port } = new URL(server.url);
+    expect(settings).toEqual([
+      `Host${hostname}`,
+      `Port${port}`,
+      'SSLOff',
+      'Path/clickhouse',
+      `Username${project.id}`,
+      `Password${password}`,
+    ]);
+    await page.keyboard.press('Home');
+    expect(await panel.getByRole('tab', { name: '@clickhouse/client' }).getAttribute('aria-selected')).toBe('true');
+
+    expect(await seriousViolations(page)).toEqual([]);
+    if (SCREENSHOTS) await panel.screenshot({ path: path.join(SCREENSHOTS, 'sql-console-connect.png') });
+
+    // Put away: the password leaves the page (the snippets read it from a variable), and the focus returns to the button.
+    await panel.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Create a credential');
+    expect(await page.locator('body').textContent()).not.toContain(password);
+    expect(await snippet.textContent()).toContain('password: process.env.CLICKHOUSE_PASSWORD');
+    await page.reload();
+    await panel.getByTestId('credential-table').waitFor();
+    expect(await page.locator('body').textContent()).not.toContain(password);
+    for (const url of tab.requestedUrls) expect(url).not.toContain(password);
+
+    // Last used, once the interface has used it.
+    await server.sql`update clickhouse_credentials set last_used_at = '2026-11-20T10:30:00Z' where project_id = ${project.id}`;
+    await page.reload();
+    await expect.poll(() => row.locator('td').nth(2).textContent()).toBe('20 Nov 2026, 10:30 UTC');
+
+    // Revoke asks first: dismissed, nothing happens; accepted, it is gone from the page and the API.
+    page.once('dialog', (dialog) => dialog.dismiss());
+    await panel.getByRole('button', { name: /^Revoke the credential created / }).click();
+    expect(await storedCredentials(project)).toHaveLength(1);
+    let question = '';
+    page.once('dialog', (dialog) => {
+      question = dialog.message();
+      void dialog.accept();
+    });
+    await panel.getByRole('button', { name: /^Revoke the credential created / }).click();
+    await panel.getByText('No credential yet: create one to connect a tool.').waitFor();
+    expect(question).toMatch(/^Revoke the credential created .* Tools that use it are refused from their next request\.$/);
+    expect(await storedCredentials(project)).toEqual([]);
+  });
+
+  it('lets a Team member’s token create one, and says who may when the API refuses (403), or that the project is suspended', async () => {
+    const project = await createProject(server, { plan: 'team', name: 'Team connect' });
+    const member = await addMember(server, project);
+    const tab = await openTab(browser);
+    tabs.push(tab);
+    await signIn(tab, server, member.adminToken, `/projects/${project.id}/sql`);
+    const panel = tab.page.getByRole('region', { name: 'Connect a tool' });
+    await panel.getByRole('button', { name: 'Create a credential' }).click();
+    await panel.getByTestId('new-password').waitFor();
+    expect(await storedCredentials(project)).toHaveLength(1);
+
+    // Another account's project: the API answers 403, the panel says why in words.
+    await tab.page.goto(`${server.url}/projects/${stranger.id}/sql`);
+    const refusal = tab.page.getByRole('region', { name: 'Connect a tool' }).getByRole('alert');
+    await expect
+      .poll(() => refusal.textContent())
+      .toMatch(/^Not allowed \(no access to this project\)\. Credentials are created and revoked with the account owner’s token/);
+
+    // A suspended project: no token changes that, and the panel does not say otherwise.
+    await setSuspended(server, project, true);
+    await tab.page.goto(`${server.url}/projects/${project.id}/sql`);
+    await expect
+      .poll(() => refusal.textContent())
+      .toBe(
+        'Not allowed (project is suspended). The operator has suspended this project: its credentials cannot be listed or changed until it is resumed.',
+      );
   });
 });

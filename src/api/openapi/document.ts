@@ -95,6 +95,10 @@ export function buildOpenApiDocument() {
       { name: 'Events', description: 'Analytics event ingestion (X-API-Key)' },
       { name: 'Metrics', description: 'Metrics on two surfaces: X-API-Key, or the admin token with the SDK-user and revenue measures' },
       { name: 'Projects', description: 'Projects of the admin token’s account' },
+      {
+        name: 'ClickHouse interface',
+        description: 'Credentials of the read-only ClickHouse HTTP interface of a project (docs/clickhouse-interface.md)',
+      },
       { name: 'Team members', description: 'Team members of a project and their admin tokens (Team plan)' },
       { name: 'Integrations', description: 'Slack, Discord and signed webhook integrations of a project (Pro and Team plans)' },
       { name: 'Notifications', description: 'Delivery of notifications (emails, Slack, Discord, webhooks) and unsubscribing' },

@@ -2,6 +2,7 @@ import { useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
+import { ConnectTool } from '../components/connect-tool';
 import { Page } from '../components/layout';
 import { ScrollRegion } from '../components/scroll-region';
 import { SqlEditor, type SqlSchema } from '../components/sql-editor';
@@ -156,6 +157,8 @@ export function SqlConsolePage() {
           }}
         />
       </div>
+      {/* Keyed by the project: a password shown for one project never stays on screen for the next. */}
+      <ConnectTool key={projectId} projectId={projectId} />
     </Page>
   );
 }
