@@ -51,7 +51,11 @@ describe('query parameters in either casing (SDKs that rename them)', () => {
   it('both spellings disagreeing: 400 naming the parameter', async () => {
     const response = await server.request('GET', '/api/v1/feedbacks?includeMerged=true&include_merged=false', { apiKey: project.apiKey });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: 'includeMerged: must be given once: includeMerged and include_merged disagree' });
+    expect(response.body).toEqual({
+      error: true,
+      reason: 'includeMerged: must be given once: includeMerged and include_merged disagree',
+      message: 'includeMerged: must be given once: includeMerged and include_merged disagree',
+    });
     // A parameter repeated in one spelling stays a 400, as before.
     const repeated = await server.request('GET', '/api/v1/feedbacks?include_merged=true&include_merged=true', { apiKey: project.apiKey });
     expect(repeated.status).toBe(400);
@@ -59,7 +63,11 @@ describe('query parameters in either casing (SDKs that rename them)', () => {
     // The value is still validated under the alias.
     const invalid = await server.request('GET', '/api/v1/feedbacks?include_merged=yes', { apiKey: project.apiKey });
     expect(invalid.status).toBe(400);
-    expect(invalid.body).toEqual({ error: true, reason: 'includeMerged: must be true or false' });
+    expect(invalid.body).toEqual({
+      error: true,
+      reason: 'includeMerged: must be true or false',
+      message: 'includeMerged: must be true or false',
+    });
   });
 
   it('the owners’ list takes include_merged too', async () => {
@@ -229,7 +237,7 @@ describe('the credential is checked before the body is read', () => {
     it(`${what}: the 401 arrives while the body is unfinished`, async () => {
       const response = await postWithUnfinishedBody(path, headers);
       expect(response.status).toBe(401);
-      expect(JSON.parse(response.text)).toMatchObject({ error: true, reason: expect.any(String) });
+      expect(JSON.parse(response.text)).toMatchObject({ error: true, reason: expect.any(String), message: expect.any(String) });
       assertDocumented({ method: 'POST', path, status: response.status, headers: response.headers, text: response.text });
     });
   }
@@ -246,7 +254,7 @@ describe('the credential is checked before the body is read', () => {
     expect(tooLarge.status).toBe(413);
     const broken = await server.request('POST', '/api/v1/feedbacks', { apiKey: project.apiKey, rawBody: '{"title":' });
     expect(broken.status).toBe(400);
-    expect(broken.body).toEqual({ error: true, reason: 'body: invalid JSON' });
+    expect(broken.body).toEqual({ error: true, reason: 'body: invalid JSON', message: 'body: invalid JSON' });
     const created = await server.request('POST', '/api/v1/feedbacks', {
       apiKey: project.apiKey,
       body: { title: 'Read after auth', description: 'd', category: 'other', user_id: 'u1' },

@@ -122,7 +122,11 @@ describe('CORS for browser clients', () => {
     expect((await register()).status).toBe(200);
     const refused = await register(OTHER_PAGE);
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual({ error: true, reason: expect.stringContaining(OTHER_PAGE) });
+    expect(refused.body).toEqual({
+      error: true,
+      reason: expect.stringContaining(OTHER_PAGE),
+      message: expect.stringContaining(OTHER_PAGE),
+    });
     // The preflight cannot know the key's project: it is answered for any origin.
     expect((await preflight('/api/v1/users/register', OTHER_PAGE)).status).toBe(204);
     const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: restricted.apiKey, headers: { origin: OTHER_PAGE } });

@@ -230,7 +230,7 @@ describe('GET /projects/:id/exports/events', () => {
     for (const query of ['format=xml', 'date_from=2026-13-01', 'date_from=2026-02-02&date_to=2026-02-01', 'format=csv&format=jsonl']) {
       const response = await server.request('GET', `/api/v1/projects/${project.id}/exports/events?${query}`, { bearer });
       expect(response.status, query).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+      expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     }
     const stranger = await createProject(server);
     expect(
