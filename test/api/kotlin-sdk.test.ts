@@ -392,3 +392,39 @@ describe('GET /users/:userId: who may read which fields (docs/clients.md)', () =
     expect(own.body.email).toBe('hal@example.com');
   });
 });
+
+describe('the aliases are additive and never guess (docs/clients.md)', () => {
+  const post = (path: string, body: unknown) => server.request('POST', `${API}${path}`, { apiKey: project.apiKey, body });
+
+  it('`email` beside a different `userEmail` is a 400 naming both; equal, it is one field', async () => {
+    const base = { title: 'Both', description: 'Two emails', category: 'other', userId: userIdOf() };
+    const clash = await post('/feedbacks', { ...base, userEmail: 'a@example.com', email: 'b@example.com' });
+    expect(clash.status).toBe(400);
+    expect(clash.body.reason).toBe('userEmail: must be given once: userEmail and email disagree');
+    const same = await post('/feedbacks', { ...base, userEmail: 'a@example.com', email: 'a@example.com' });
+    expect(same.status).toBe(200);
+    expect(same.body.user_email).toBe('a@example.com');
+  });
+
+  it('`notifyOnStatusChange` is stored as `notifyStatusChange`', async () => {
+    const item = await newItem(userIdOf());
+    const voter = userIdOf();
+    expect((await post(`/feedbacks/${item.id}/votes`, { userId: voter, notifyOnStatusChange: true })).status).toBe(200);
+    const [vote] = await server.sql`select notify_status_change from votes where feedback_id = ${item.id} and user_id = ${voter}`;
+    expect(vote?.notify_status_change).toBe(true);
+  });
+
+  it('DELETE with a body naming one user and a query naming another is a 400; without either, a 400 as before', async () => {
+    const item = await newItem(userIdOf());
+    const unvote = (target: string, body?: unknown) =>
+      server.request('DELETE', `${API}/feedbacks/${item.id}/votes${target}`, { apiKey: project.apiKey, ...(body ? { body } : {}) });
+    const clash = await unvote('?user_id=one', { userId: 'two' });
+    expect(clash.status).toBe(400);
+    expect(clash.body.reason).toContain('user_id');
+    expect((await unvote('?user_id=one', { userId: 'one' })).status).toBe(200);
+    expect((await unvote('?userId=one')).status).toBe(200);
+    const neither = await unvote('');
+    expect(neither.status).toBe(400);
+    expect(neither.body.message).toBe(neither.body.reason);
+  });
+});
