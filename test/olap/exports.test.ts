@@ -251,7 +251,8 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
       ['payer', 12.5],
       ['free, "rider"', null],
     ] as const) {
-      await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, ...(mrr === null ? {} : { mrr }) } });
+      const profile = mrr === null ? {} : { mrr, email: 'payer@example.com', name: 'Pat' };
+      await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, ...profile } });
     }
     const a = await createFeedback(server, project, {
       title: 'Title with, comma and "quotes"',
@@ -311,9 +312,9 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     );
 
     const users = await download(`/api/v1/projects/${project.id}/exports/users?format=jsonl`, bearer);
-    expect(jsonLines(users.text).map((u) => [u.user_id, u.mrr])).toEqual([
-      ['payer', 12.5],
-      ['free, "rider"', null],
+    expect(jsonLines(users.text).map((u) => [u.user_id, u.mrr, u.email, u.name])).toEqual([
+      ['payer', 12.5, 'payer@example.com', 'Pat'],
+      ['free, "rider"', null, null, null],
     ]);
     const usersCsv = parseCsv((await download(`/api/v1/projects/${project.id}/exports/users?format=csv`, bearer)).text);
     expect(usersCsv.map((u) => [u.user_id, u.mrr])).toEqual([
@@ -322,7 +323,7 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     ]);
     const empty = await createProject(server, { plan: 'pro' });
     expect((await download(`/api/v1/projects/${empty.id}/exports/users`, empty.account.adminToken)).text).toBe(
-      'id,user_id,mrr,first_seen_at,last_seen_at\r\n',
+      'id,user_id,mrr,first_seen_at,last_seen_at,email,name\r\n',
     );
   });
 });
