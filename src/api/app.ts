@@ -6,6 +6,7 @@ import type { ApiDeps } from './deps.js';
 import { AppError } from './errors.js';
 import { LocalLiveFeed } from './live/live-feed.js';
 import { publishingSink } from './live/publishing-sink.js';
+import { encodedQuery } from './middleware/encoded-query.js';
 import { errorHandler } from './middleware/errors.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
@@ -65,12 +66,19 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
     }
     await next();
   });
+  // `/feedbacks%3Fstatus=…` as `/feedbacks?status=…` (the origin's Swift SDK), before anything reads the path.
+  app.use(
+    encodedQuery(
+      ROUTES.filter((route) => route.mount === undefined && !route.path.includes(':')).map((route) => `${API_PREFIX}${route.path}`),
+    ),
+  );
   // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
   // must be readable by the page that gets it.
   app.use(
     clientCors(
       API_PREFIX,
       ROUTES.filter((route) => route.cors).map((route) => route.path),
+      deps.config.delivery.publicUrl,
     ),
   );
   // Every authenticated route is rate limited; health checks and the OpenAPI document are not.

@@ -21,4 +21,12 @@ export const forbidden = (reason: string) => new AppError(403, reason);
 export const notFound = (reason: string) => new AppError(404, reason);
 export const conflict = (reason: string) => new AppError(409, reason);
 
-export type ErrorBody = { error: true; reason: string };
+/**
+ * SPEC 7.1's body, plus `message`: the same text as `reason`, for clients that read the error
+ * text from `message` (the origin's Kotlin SDK reads `message` first, and without it showed the
+ * `error` field, "true"). Additive: SPEC clients read `reason` as before (docs/clients.md).
+ */
+export type ErrorBody = { error: true; reason: string; message: string };
+
+/** The server-wide error body of a reason. */
+export const errorBodyOf = (reason: string): ErrorBody => ({ error: true, reason, message: reason });

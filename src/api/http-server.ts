@@ -3,7 +3,7 @@ import { createServer, maxHeaderSize, type Server, type ServerResponse, STATUS_C
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import type { Config } from '../core/config.js';
-import type { ErrorBody } from './errors.js';
+import { errorBodyOf } from './errors.js';
 import type { AppState } from './state.js';
 
 /**
@@ -54,7 +54,7 @@ function refusalOf(code: string | undefined): { status: number; reason: string }
 /** A complete HTTP/1.1 response with the SPEC 7.1 body; the connection is closed after it. */
 export function clientErrorResponse(code: string | undefined): string {
   const { status, reason } = refusalOf(code);
-  const body = JSON.stringify({ error: true, reason } satisfies ErrorBody);
+  const body = JSON.stringify(errorBodyOf(reason));
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
     'Content-Type: application/json; charset=utf-8\r\n' +

@@ -21,6 +21,11 @@ export type AppState = {
   publishableKey?: boolean;
   /** The user a valid X-User-Token names (signed by the host app's server; docs/widget.md). */
   identity?: SignedIdentity;
+  /**
+   * The service's public origin (PUBLIC_URL), set by the client routes' CORS on requests with an
+   * Origin: its own pages call it from there (cors/client-cors.ts).
+   */
+  serviceOrigin?: string;
   /** The account of the admin bearer token, on admin routes. */
   account?: Account;
   /** The team member whose admin token it is; null for the owner's token. */

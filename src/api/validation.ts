@@ -27,9 +27,42 @@ function hasSnakeKey(value: object): boolean {
   return false;
 }
 
-/** A request body schema: an object whose keys may arrive in either casing. */
-export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.preprocess(camelKeys, z.object(shape));
+/**
+ * Other names of a body's fields, `{ alias: field }` in camelCase: the names some clients in the
+ * wild send (the origin project's Kotlin SDK sends `email` for `userEmail`, `externalId` for
+ * `userId`: docs/clients.md). The documented name stays primary.
+ */
+export type FieldAliases = Readonly<Record<string, string>>;
+
+/**
+ * Renames aliased fields to their documented names. An alias given as null or not at all is
+ * absent; given beside its field with another value, it is a refusal naming both, never a guess.
+ */
+function applyAliases(value: unknown, aliases: FieldAliases): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const [alias, field] of Object.entries(aliases)) {
+    if (!Object.hasOwn(value, alias)) continue;
+    out ??= { ...(value as Record<string, unknown>) };
+    const given = out[alias];
+    delete out[alias];
+    if (given === null || given === undefined) continue;
+    const documented = out[field];
+    if (documented === null || documented === undefined) out[field] = given;
+    else if (JSON.stringify(documented) !== JSON.stringify(given)) {
+      throw badRequest(`${field}: must be given once: ${field} and ${alias} disagree`);
+    }
+  }
+  return out ?? value;
+}
+
+/**
+ * A request body schema: an object whose keys may arrive in either casing, and under the
+ * `aliases` given.
+ */
+export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape, aliases?: FieldAliases) {
+  const prepare = aliases ? (value: unknown) => applyAliases(camelKeys(value), aliases) : camelKeys;
+  return z.preprocess(prepare, z.object(shape));
 }
 
 /** Turns the first zod issue into a reason that names the field, e.g. `title: is required`. */

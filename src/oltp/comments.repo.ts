@@ -1,15 +1,25 @@
 import type { Sql, SqlLike } from './db.js';
-import { lockFeedback } from './feedback.repo.js';
+import { heldFrom, lockFeedback } from './feedback.repo.js';
 import { recordFact } from './outbox.repo.js';
 
-export type CommentRow = { id: string; content: string; user_id: string; is_admin: boolean; created_at: Date };
+export type CommentRow = { id: string; feedback_id: string; content: string; user_id: string; is_admin: boolean; created_at: Date };
 
-/** Comments of one item, oldest first; null when the item is not in the project. */
-export async function listComments(sql: SqlLike, projectId: string, feedbackId: string): Promise<CommentRow[] | null> {
-  const [feedback] = await sql`select 1 from feedbacks where id = ${feedbackId} and project_id = ${projectId}`;
-  if (!feedback) return null;
+/**
+ * Comments of one item, oldest first; null when the item is not in the project, or is a held
+ * anonymous submission and `reader` is given and is not its author (feedback.repo.ts, heldFrom).
+ * The owners' routes give no reader: they see every item.
+ */
+export async function listComments(
+  sql: SqlLike,
+  projectId: string,
+  feedbackId: string,
+  reader?: { userId: string | undefined },
+): Promise<CommentRow[] | null> {
+  const [feedback] = await sql<{ awaiting_approval: boolean; user_id: string }[]>`
+    select awaiting_approval, user_id from feedbacks where id = ${feedbackId} and project_id = ${projectId}`;
+  if (!feedback || (reader && heldFrom(feedback, reader.userId))) return null;
   return sql<CommentRow[]>`
-    select id, content, user_id, is_admin, created_at
+    select id, feedback_id, content, user_id, is_admin, created_at
     from comments
     where feedback_id = ${feedbackId}
     order by created_at asc, seq asc`;
@@ -24,8 +34,9 @@ export function authorUserId(author: CommentAuthor): string {
 }
 
 /**
- * Adds a comment and bumps comment_count in the same transaction; null when the item is not there.
- * `author` is given for a reply posted with the admin token, and recorded with the comment.
+ * Adds a comment and bumps comment_count in the same transaction; null when the item is not there,
+ * or is a held anonymous submission of another user (heldFrom). `author` is given for a reply
+ * posted with the admin token, and recorded with the comment.
  */
 export async function addComment(
   sql: Sql,
@@ -35,7 +46,7 @@ export async function addComment(
 ): Promise<CommentRow | null> {
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
-    if (!feedback) return null;
+    if (!feedback || heldFrom(feedback, input.userId)) return null;
     return insertComment(tx, projectId, feedbackId, input);
   });
 }
@@ -51,7 +62,7 @@ async function insertComment(
     insert into comments (feedback_id, user_id, content, is_admin, author_account_id, author_member_id)
     values (${feedbackId}, ${input.userId}, ${input.content}, ${input.isAdmin},
             ${input.author?.accountId ?? null}, ${input.author?.memberId ?? null})
-    returning id, content, user_id, is_admin, created_at`;
+    returning id, feedback_id, content, user_id, is_admin, created_at`;
   await tx`
     update feedbacks set comment_count = comment_count + 1, updated_at = now()
     where id = ${feedbackId}`;

@@ -58,7 +58,7 @@ export async function deleteComment(sql: Sql, projectId: string, feedbackId: str
     if (!feedback) return null;
     const [comment] = await tx<CommentRow[]>`
       delete from comments where id = ${commentId} and feedback_id = ${feedbackId}
-      returning id, content, user_id, is_admin, created_at`;
+      returning id, feedback_id, content, user_id, is_admin, created_at`;
     if (!comment) return null;
     await tx`update feedbacks set comment_count = comment_count - 1, updated_at = now() where id = ${feedbackId}`;
     return comment;

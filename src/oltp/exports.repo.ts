@@ -63,16 +63,34 @@ export function feedbackExportBatches(sql: Sql, projectId: string): AsyncIterabl
 }
 
 /** An SDK user as exported. */
-export type SdkUserExportRow = { id: string; user_id: string; mrr: number | null; first_seen_at: string; last_seen_at: string };
+export type SdkUserExportRow = {
+  id: string;
+  user_id: string;
+  mrr: number | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  /** What the user registered with (019_sdk_user_profile.sql); last, so older readers of the columns keep theirs. */
+  email: string | null;
+  name: string | null;
+};
 
-export const SDK_USER_EXPORT_COLUMNS: readonly (keyof SdkUserExportRow)[] = ['id', 'user_id', 'mrr', 'first_seen_at', 'last_seen_at'];
+export const SDK_USER_EXPORT_COLUMNS: readonly (keyof SdkUserExportRow)[] = [
+  'id',
+  'user_id',
+  'mrr',
+  'first_seen_at',
+  'last_seen_at',
+  'email',
+  'name',
+];
 
 /** Every SDK user of the project, first registered first, through a cursor like feedbackExportBatches. */
 export function sdkUserExportBatches(sql: Sql, projectId: string): AsyncIterable<SdkUserExportRow[]> {
   return sql<SdkUserExportRow[]>`
     select id, user_id, mrr,
       to_char(first_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as first_seen_at,
-      to_char(last_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as last_seen_at
+      to_char(last_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as last_seen_at,
+      email, name
     from sdk_users
     where project_id = ${projectId}
     order by first_seen_at, id`.cursor(EXPORT_CURSOR_ROWS);

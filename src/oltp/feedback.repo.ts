@@ -194,17 +194,32 @@ export async function createFeedback(
 }
 
 /** Locks one item of the project for the rest of the transaction; null when it is not there. */
-export async function lockFeedback(
-  sql: SqlLike,
-  projectId: string,
-  id: string,
-): Promise<{ id: string; status: FeedbackStatus; merged_into_id: string | null; vote_count: number } | null> {
-  const [row] = await sql<{ id: string; status: FeedbackStatus; merged_into_id: string | null; vote_count: number }[]>`
-    select id, status, merged_into_id, vote_count
+export type LockedFeedback = {
+  id: string;
+  status: FeedbackStatus;
+  merged_into_id: string | null;
+  vote_count: number;
+  awaiting_approval: boolean;
+  user_id: string;
+};
+
+export async function lockFeedback(sql: SqlLike, projectId: string, id: string): Promise<LockedFeedback | null> {
+  const [row] = await sql<LockedFeedback[]>`
+    select id, status, merged_into_id, vote_count, awaiting_approval, user_id
     from feedbacks
     where id = ${id} and project_id = ${projectId}
     for update`;
   return row ?? null;
+}
+
+/**
+ * Whether an item is hidden from `userId`: an anonymous submission held for the owner's approval
+ * belongs to its author alone until approved (docs/widget.md). Every client route (get, comments,
+ * vote, unvote, comment) answers such an item as missing to anyone else; the owners' routes do
+ * not ask.
+ */
+export function heldFrom(item: { awaiting_approval: boolean; user_id: string }, userId: string | undefined): boolean {
+  return item.awaiting_approval && item.user_id !== userId;
 }
 
 export type StatusChange = { status?: FeedbackStatus | undefined; rejectionReason?: string | null | undefined };

@@ -1,7 +1,28 @@
 import type { Sql, SqlLike } from './db.js';
 import { recordFact } from './outbox.repo.js';
 
-export type SdkUserRow = { id: string; user_id: string; mrr: number | null; first_seen_at: Date; last_seen_at: Date };
+export type SdkUserRow = {
+  id: string;
+  user_id: string;
+  mrr: number | null;
+  /** Private: the owner's and the user's own (019_sdk_user_profile.sql). */
+  email: string | null;
+  name: string | null;
+  first_seen_at: Date;
+  last_seen_at: Date;
+};
+
+/**
+ * What a registration says besides the user id. `email` and `name` replace the stored ones only
+ * when given (null clears): a SPEC registration (`{ userId, mrr }`) never names them, and must not
+ * clear what an SDK that does sent before.
+ */
+export type SdkUserRegistration = {
+  userId: string;
+  mrr?: number | null | undefined;
+  email?: string | null | undefined;
+  name?: string | null | undefined;
+};
 
 /**
  * Registers a user of the client app, or refreshes last_seen_at of a known one. The stored MRR
@@ -9,19 +30,19 @@ export type SdkUserRow = { id: string; user_id: string; mrr: number | null; firs
  * server did so (`existingUser.mrr = dto.mrr`) and its Swift SDK's `clearUserPayment` relies on it.
  * Each call is a fact (with the MRR after it), so revenue can be read at any point in time.
  */
-export async function registerSdkUser(
-  sql: Sql,
-  projectId: string,
-  input: { userId: string; mrr?: number | null | undefined },
-): Promise<SdkUserRow> {
+export async function registerSdkUser(sql: Sql, projectId: string, input: SdkUserRegistration): Promise<SdkUserRow> {
+  const setsEmail = input.email !== undefined;
+  const setsName = input.name !== undefined;
   return sql.begin(async (tx) => {
     const [row] = await tx<SdkUserRow[]>`
-      insert into sdk_users (project_id, user_id, mrr)
-      values (${projectId}, ${input.userId}, ${input.mrr ?? null})
+      insert into sdk_users (project_id, user_id, mrr, email, name)
+      values (${projectId}, ${input.userId}, ${input.mrr ?? null}, ${input.email ?? null}, ${input.name ?? null})
       on conflict (project_id, user_id) do update set
         last_seen_at = greatest(now(), sdk_users.last_seen_at),
-        mrr = excluded.mrr
-      returning id, user_id, mrr, first_seen_at, last_seen_at,
+        mrr = excluded.mrr,
+        email = case when ${setsEmail} then excluded.email else sdk_users.email end,
+        name = case when ${setsName} then excluded.name else sdk_users.name end
+      returning id, user_id, mrr, email, name, first_seen_at, last_seen_at,
         -- with its microseconds, which a JS Date would drop
         to_char(first_seen_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as first_seen_text`;
     const { first_seen_text: firstSeenAt, ...user } = row as SdkUserRow & { first_seen_text: string };
@@ -67,7 +88,7 @@ export async function listSdkUsers(
 ): Promise<SdkUserPage> {
   const [users, [counted]] = await Promise.all([
     sql<SdkUserRow[]>`
-      select id, user_id, mrr, first_seen_at, last_seen_at
+      select id, user_id, mrr, email, name, first_seen_at, last_seen_at
       from sdk_users
       where project_id = ${projectId}
       order by ${sdkUserOrder(sql, page.sort, page.order)}
@@ -75,4 +96,13 @@ export async function listSdkUsers(
     sql<{ total: number }[]>`select count(*)::int as total from sdk_users where project_id = ${projectId}`,
   ]);
   return { users, total: counted?.total ?? 0 };
+}
+
+/** One SDK user of the project, or null when the app never registered it. */
+export async function findSdkUser(sql: SqlLike, projectId: string, userId: string): Promise<SdkUserRow | null> {
+  const [row] = await sql<SdkUserRow[]>`
+    select id, user_id, mrr, email, name, first_seen_at, last_seen_at
+    from sdk_users
+    where project_id = ${projectId} and user_id = ${userId}`;
+  return row ?? null;
 }

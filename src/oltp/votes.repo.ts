@@ -1,5 +1,5 @@
 import type { Sql, SqlLike } from './db.js';
-import { lockFeedback } from './feedback.repo.js';
+import { heldFrom, lockFeedback } from './feedback.repo.js';
 import { VOTING_CLOSED_STATUSES } from './feedback.row.js';
 import { recordFact } from './outbox.repo.js';
 
@@ -25,7 +25,8 @@ export async function addVote(
 ): Promise<AddVoteResult> {
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
-    if (!feedback) return { kind: 'not_found' as const };
+    // A held anonymous submission is its author's alone (heldFrom): missing to any other voter.
+    if (!feedback || heldFrom(feedback, input.userId)) return { kind: 'not_found' as const };
     if (VOTING_CLOSED_STATUSES.has(feedback.status)) return { kind: 'voting_closed' as const, status: feedback.status };
     if (feedback.merged_into_id) return { kind: 'merged' as const, mergedIntoId: feedback.merged_into_id };
     const inserted = await tx`
@@ -48,12 +49,13 @@ export async function addVote(
 
 /**
  * Removes one user's vote. Removing a vote that does not exist changes nothing and answers the
- * current count: DELETE is idempotent, and the counter cannot go below zero.
+ * current count: DELETE is idempotent, and the counter cannot go below zero. Null when the item is
+ * not there, or is a held anonymous submission of another user (heldFrom).
  */
 export async function removeVote(sql: Sql, projectId: string, feedbackId: string, userId: string): Promise<VoteState | null> {
   return sql.begin(async (tx) => {
     const feedback = await lockFeedback(tx, projectId, feedbackId);
-    if (!feedback) return null;
+    if (!feedback || heldFrom(feedback, userId)) return null;
     const deleted = await tx`
       delete from votes where feedback_id = ${feedbackId} and user_id = ${userId}
       returning 1`;

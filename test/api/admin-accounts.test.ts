@@ -65,7 +65,7 @@ describe('GET /admin/accounts (operator)', () => {
     for (const query of ['?limit=0', '?limit=501', '?limit=x', '?cursor=bm9wZQ', '?email=a@example.com&cursor=abc', '?limit=1&limit=2']) {
       const response = await server.request('GET', `/api/v1/admin/accounts${query}`, op());
       expect(response.status, query).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+      expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     }
     const account = await createAccount(server);
     const asOwner = await server.request('GET', '/api/v1/admin/accounts', { bearer: account.adminToken });

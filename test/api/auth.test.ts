@@ -194,7 +194,11 @@ describe('routes outside the API', () => {
     const response = await server.request(method, path);
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe(allow);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(`allowed: ${allow}`) });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringContaining(`allowed: ${allow}`),
+      message: expect.stringContaining(`allowed: ${allow}`),
+    });
   });
 
   it('GET /healthz is 200 without authentication', async () => {

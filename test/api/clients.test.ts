@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { createFeedback, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -51,7 +52,11 @@ describe('query parameters in either casing (SDKs that rename them)', () => {
   it('both spellings disagreeing: 400 naming the parameter', async () => {
     const response = await server.request('GET', '/api/v1/feedbacks?includeMerged=true&include_merged=false', { apiKey: project.apiKey });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: 'includeMerged: must be given once: includeMerged and include_merged disagree' });
+    expect(response.body).toEqual({
+      error: true,
+      reason: 'includeMerged: must be given once: includeMerged and include_merged disagree',
+      message: 'includeMerged: must be given once: includeMerged and include_merged disagree',
+    });
     // A parameter repeated in one spelling stays a 400, as before.
     const repeated = await server.request('GET', '/api/v1/feedbacks?include_merged=true&include_merged=true', { apiKey: project.apiKey });
     expect(repeated.status).toBe(400);
@@ -59,7 +64,11 @@ describe('query parameters in either casing (SDKs that rename them)', () => {
     // The value is still validated under the alias.
     const invalid = await server.request('GET', '/api/v1/feedbacks?include_merged=yes', { apiKey: project.apiKey });
     expect(invalid.status).toBe(400);
-    expect(invalid.body).toEqual({ error: true, reason: 'includeMerged: must be true or false' });
+    expect(invalid.body).toEqual({
+      error: true,
+      reason: 'includeMerged: must be true or false',
+      message: 'includeMerged: must be true or false',
+    });
   });
 
   it('the owners’ list takes include_merged too', async () => {
@@ -229,7 +238,7 @@ describe('the credential is checked before the body is read', () => {
     it(`${what}: the 401 arrives while the body is unfinished`, async () => {
       const response = await postWithUnfinishedBody(path, headers);
       expect(response.status).toBe(401);
-      expect(JSON.parse(response.text)).toMatchObject({ error: true, reason: expect.any(String) });
+      expect(JSON.parse(response.text)).toMatchObject({ error: true, reason: expect.any(String), message: expect.any(String) });
       assertDocumented({ method: 'POST', path, status: response.status, headers: response.headers, text: response.text });
     });
   }
@@ -246,11 +255,81 @@ describe('the credential is checked before the body is read', () => {
     expect(tooLarge.status).toBe(413);
     const broken = await server.request('POST', '/api/v1/feedbacks', { apiKey: project.apiKey, rawBody: '{"title":' });
     expect(broken.status).toBe(400);
-    expect(broken.body).toEqual({ error: true, reason: 'body: invalid JSON' });
+    expect(broken.body).toEqual({ error: true, reason: 'body: invalid JSON', message: 'body: invalid JSON' });
     const created = await server.request('POST', '/api/v1/feedbacks', {
       apiKey: project.apiKey,
       body: { title: 'Read after auth', description: 'd', category: 'other', user_id: 'u1' },
     });
     expect(created.status).toBe(200);
+  });
+});
+
+/*
+ * The origin project's Swift SDK (SwiftlyFeedbackKit-Swift-SDK, docs/clients.md): getFeedback(status:)
+ * builds `feedbacks?status=in_progress` and appends it with `appendingPathComponent`, which
+ * percent-encodes the `?`. URLSession then sends the request below; it must be answered as the
+ * query it meant.
+ */
+describe('the origin Swift SDK’s filtered list: GET /feedbacks%3Fstatus=…', () => {
+  let project: TestProject;
+  let inProgress: { id: string };
+  let inProgressBug: { id: string };
+  beforeAll(async () => {
+    project = await createProject(server, { plan: 'pro' });
+    inProgress = await createFeedback(server, project, { title: 'Started' });
+    inProgressBug = await createFeedback(server, project, { title: 'Started bug', category: 'bug_report' });
+    await createFeedback(server, project, { title: 'Still pending' });
+    for (const item of [inProgress, inProgressBug]) {
+      const moved = await server.request('PATCH', `/api/v1/projects/${project.id}/feedbacks/${item.id}`, {
+        bearer: project.account.adminToken,
+        body: { status: 'in_progress' },
+      });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    }
+  });
+
+  /** The bytes URLSession writes for the SDK's APIClient.makeRequest (a GET: no body). */
+  const swiftRequest = (target: string) =>
+    [
+      `GET ${target} HTTP/1.1`,
+      `Host: ${new URL(server.url).host}`,
+      'Content-Type: application/json',
+      `X-API-Key: ${project.apiKey}`,
+      'X-User-Id: ios-user-1',
+      'Accept: */*',
+      'Accept-Language: en-GB,en;q=0.9',
+      'Accept-Encoding: gzip, deflate, br',
+      'User-Agent: Demo/1 CFNetwork/1494.0.7 Darwin/23.4.0',
+      'Connection: keep-alive',
+      '',
+      '',
+    ].join('\r\n');
+
+  const listed = async (target: string, meant: string) => {
+    const response = await rawRequest(server.url, swiftRequest(target));
+    // The answer is the documented one of the request it stands for.
+    assertDocumented({ method: 'GET', path: meant, status: response.status, headers: response.headers, text: response.text });
+    expect(response.status, response.text).toBe(200);
+    return (response.body as { id: string; status: string }[]).map((item) => item.id).sort();
+  };
+
+  it('answers GET /feedbacks%3Fstatus=in_progress as GET /feedbacks?status=in_progress', async () => {
+    const expected = [inProgress.id, inProgressBug.id].sort();
+    expect(await listed('/api/v1/feedbacks%3Fstatus=in_progress', '/api/v1/feedbacks?status=in_progress')).toEqual(expected);
+    expect(await listed('/api/v1/feedbacks%3fstatus=in_progress', '/api/v1/feedbacks?status=in_progress')).toEqual(expected);
+    expect(await listed('/api/v1/feedbacks?status=in_progress', '/api/v1/feedbacks?status=in_progress')).toEqual(expected);
+  });
+
+  it('reads the rest of the path as the whole query: status and category together', async () => {
+    const target = '/api/v1/feedbacks%3Fstatus=in_progress&category=bug_report';
+    expect(await listed(target, '/api/v1/feedbacks?status=in_progress&category=bug_report')).toEqual([inProgressBug.id]);
+  });
+
+  it('leaves an encoded ? inside a path parameter alone: a user id may contain one', async () => {
+    const registered = await server.request('POST', '/api/v1/users/register', { apiKey: project.apiKey, body: { userId: 'who?me' } });
+    expect(registered.status).toBe(200);
+    const read = await server.request('GET', '/api/v1/users/who%3Fme', { apiKey: project.apiKey });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    expect(read.body.user_id).toBe('who?me');
   });
 });

@@ -12,7 +12,8 @@ afterAll(async () => {
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const COMMENT_FIELDS = ['id', 'content', 'user_id', 'is_admin', 'created_at'].sort();
+/** SPEC 2.5's fields, and `feedback_id`, which the origin's Kotlin SDK requires (docs/clients.md). */
+const COMMENT_FIELDS = ['id', 'feedback_id', 'content', 'user_id', 'is_admin', 'created_at'].sort();
 
 /** Every error outside the metrics API has the SPEC 7.1 body `{ error: true, reason }`. */
 
@@ -42,7 +43,7 @@ describe('POST /feedbacks/:id/comments', () => {
     project = await createProject(server, { plan: 'pro' });
   });
 
-  it('adds a comment and returns exactly the Comment of SPEC 2.5: {id, content, user_id, is_admin, created_at}', async () => {
+  it('adds a comment and returns exactly the Comment of SPEC 2.5: {id, content, user_id, is_admin, created_at}, and feedback_id', async () => {
     const item = await createFeedback(server, project);
     const before = Date.now();
     const response = await postComment(project, item.id, { content: 'Me too!', userId: 'commenter' });
@@ -50,6 +51,7 @@ describe('POST /feedbacks/:id/comments', () => {
     expect(Object.keys(response.body).sort()).toEqual(COMMENT_FIELDS);
     expect(response.body).toEqual({
       id: expect.stringMatching(UUID),
+      feedback_id: item.id,
       content: 'Me too!',
       user_id: 'commenter',
       is_admin: false,

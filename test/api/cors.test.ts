@@ -4,6 +4,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const PAGE = 'https://app.example.com';
 const OTHER_PAGE = 'https://evil.example.net';
+const SERVICE_PUBLIC_URL = 'https://feedback.example.org';
 
 /** Issue 22: web pages call the client routes with the API key; owner and operator routes stay closed. */
 describe('CORS for browser clients', () => {
@@ -12,7 +13,8 @@ describe('CORS for browser clients', () => {
   let feedbackId: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ env: { RATE_LIMIT_INGEST: '3/min' } });
+    // PUBLIC_URL: the service's address behind a proxy that ends TLS (its own pages' origin).
+    server = await startTestServer({ env: { RATE_LIMIT_INGEST: '3/min', PUBLIC_URL: SERVICE_PUBLIC_URL } });
     project = await createProject(server, { plan: 'pro' });
     feedbackId = (await createFeedback(server, project)).id;
   });
@@ -122,7 +124,11 @@ describe('CORS for browser clients', () => {
     expect((await register()).status).toBe(200);
     const refused = await register(OTHER_PAGE);
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual({ error: true, reason: expect.stringContaining(OTHER_PAGE) });
+    expect(refused.body).toEqual({
+      error: true,
+      reason: expect.stringContaining(OTHER_PAGE),
+      message: expect.stringContaining(OTHER_PAGE),
+    });
     // The preflight cannot know the key's project: it is answered for any origin.
     expect((await preflight('/api/v1/users/register', OTHER_PAGE)).status).toBe(204);
     const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: restricted.apiKey, headers: { origin: OTHER_PAGE } });
@@ -151,5 +157,83 @@ describe('CORS for browser clients', () => {
       body: { allowedOrigins: PAGE },
     });
     expect(notArray.status).toBe(400);
+  });
+
+  it('refuses wildcards, user info, paths and trailing dots in allowed_origins with a 400 naming the value (issue 33)', async () => {
+    const port = new URL(server.url).port;
+    const refused: [string, string][] = [
+      ['http://*', 'a wildcard is not allowed'],
+      ['https://*.example.com', 'a wildcard is not allowed'],
+      ['http://127.0.0.*', 'a wildcard is not allowed'],
+      [`http://*:${port}`, 'a wildcard is not allowed'],
+      ['https://user:pw@app.example.com', 'user info is not allowed'],
+      ['https://app.example.com.', 'a trailing dot is not allowed'],
+      ['https://app.example.com/board', 'a path, query or fragment is not allowed'],
+      ['https://app.example.com:443', 'a browser sends it as https://app.example.com'],
+      ['ftp://app.example.com', 'the scheme must be http or https'],
+    ];
+    for (const [bad, why] of refused) {
+      const response = await server.request('PATCH', `/api/v1/projects/${project.id}`, {
+        bearer: project.account.adminToken,
+        body: { allowedOrigins: [PAGE, bad] },
+      });
+      expect(response.status, bad).toBe(400);
+      expect(response.body.reason).toBe(
+        `allowedOrigins.1: ${JSON.stringify(bad)} is not an exact origin (${why}); give scheme, host and an optional port, such as https://app.example.com`,
+      );
+    }
+    const shown = await server.request('GET', `/api/v1/projects/${project.id}`, { bearer: project.account.adminToken });
+    expect(shown.body.allowed_origins).toEqual([]);
+    // Exact origins still pass: an IP with a port, IPv6, punycode.
+    const exact = ['http://127.0.0.1:5173', 'http://[::1]:8080', 'https://xn--bcher-kva.example'];
+    const ok = await server.request('PATCH', `/api/v1/projects/${project.id}`, {
+      bearer: project.account.adminToken,
+      body: { allowedOrigins: exact },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.allowed_origins).toEqual(exact);
+    await server.request('PATCH', `/api/v1/projects/${project.id}`, { bearer: project.account.adminToken, body: { allowedOrigins: [] } });
+  });
+
+  it('frame-ancestors of the widget and the board lists exact origins only: a wildcard stored before issue 33 is left out', async () => {
+    const framed = await createProject(server, { plan: 'pro' });
+    const settings = await server.request('PATCH', `/api/v1/projects/${framed.id}`, {
+      bearer: framed.account.adminToken,
+      body: { boardPublic: true },
+    });
+    expect(settings.status, JSON.stringify(settings.body)).toBe(200);
+    const { publishable_key: key, slug } = settings.body;
+    const frameAncestors = async (path: string) => {
+      const csp = (await fetch(`${server.url}${path}`)).headers.get('content-security-policy') ?? '';
+      return /frame-ancestors ([^;]*)/.exec(csp)?.[1];
+    };
+    const store = (origins: string[]) => server.sql`update projects set allowed_origins = ${origins} where id = ${framed.id}`;
+    await store(['http://*']);
+    expect(await frameAncestors(`/widget?key=${key}`)).toBe("'none'");
+    expect(await frameAncestors(`/board/${slug}`)).toBe("'none'");
+    await store(['https://*.example.com', PAGE]);
+    expect(await frameAncestors(`/widget?key=${key}`)).toBe(PAGE);
+    expect(await frameAncestors(`/board/${slug}`)).toBe(PAGE);
+    await store([]);
+    expect(await frameAncestors(`/board/${slug}`)).toBe('*');
+  });
+
+  it('the service’s own origin is scheme, host and port: the other scheme or port is another site (issue 33)', async () => {
+    const restricted = await createProject(server, { plan: 'pro' });
+    await server.request('PATCH', `/api/v1/projects/${restricted.id}`, {
+      bearer: restricted.account.adminToken,
+      body: { allowedOrigins: [PAGE] },
+    });
+    const own = new URL(server.url);
+    const read = (origin: string) => server.request('GET', '/api/v1/feedbacks', { apiKey: restricted.apiKey, headers: { origin } });
+    expect((await read(own.origin)).status).toBe(200);
+    expect((await read(PAGE)).status).toBe(200);
+    const otherScheme = await read(`https://${own.host}`);
+    expect(otherScheme.status).toBe(403);
+    expect(otherScheme.body.reason).toContain(`https://${own.host}`);
+    expect((await read(`http://${own.hostname}:${Number(own.port) + 1}`)).status).toBe(403);
+    // Behind a proxy that ends TLS the pages are PUBLIC_URL's: that origin, exactly, is the service's too.
+    expect((await read(SERVICE_PUBLIC_URL)).status).toBe(200);
+    expect((await read(`http://${new URL(SERVICE_PUBLIC_URL).host}`)).status).toBe(403);
   });
 });

@@ -105,7 +105,11 @@ describe.each([
         body: { eventName: 'offline', userId: 'u', timestamp },
       });
       expect(refused.status, timestamp).toBe(400);
-      expect(refused.body).toEqual({ error: true, reason: expect.stringContaining('timestamp') });
+      expect(refused.body).toEqual({
+        error: true,
+        reason: expect.stringContaining('timestamp'),
+        message: expect.stringContaining('timestamp'),
+      });
     }
   });
 
@@ -226,7 +230,7 @@ describe.each([
     for (const [body, field] of cases) {
       const response = await server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body });
       expect(response.status, JSON.stringify(body).slice(0, 100)).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field) });
+      expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field), message: expect.stringContaining(field) });
     }
     const batchCases: [unknown, string][] = [
       [{ events: [] }, 'events'],
@@ -239,7 +243,7 @@ describe.each([
     for (const [body, field] of batchCases) {
       const response = await server.request('POST', '/api/v1/events/batch', { apiKey: p.apiKey, body });
       expect(response.status, JSON.stringify(body).slice(0, 100)).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field) });
+      expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field), message: expect.stringContaining(field) });
     }
     // A valid event sent last proves the pipeline is live; only it may be stored.
     await server.request('POST', '/api/v1/events/track', { apiKey: p.apiKey, body: { eventName: 'sentinel', userId: 'u' } });
@@ -258,6 +262,6 @@ describe.each([
       body: { events: [{ eventName: 'e', userId: 'u' }] },
     });
     expect(suspended.status).toBe(403);
-    expect(suspended.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(suspended.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   });
 });

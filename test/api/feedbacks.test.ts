@@ -111,7 +111,7 @@ describe('POST /feedbacks', () => {
   it('400 on a body that is not JSON', async () => {
     const response = await server.request('POST', '/api/v1/feedbacks', { apiKey: project.apiKey, rawBody: '{oops' });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('JSON') });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('JSON'), message: expect.stringContaining('JSON') });
   });
 });
 
@@ -124,7 +124,7 @@ describe('the Free tier limit of 10 items per project', () => {
       body: { title: 'eleventh', description: 'd', category: 'other', userId: 'u' },
     });
     expect(refused.status).toBe(402);
-    expect(refused.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(refused.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     const list = await server.request('GET', '/api/v1/feedbacks', { apiKey: project.apiKey });
     expect(list.body).toHaveLength(10);
 
@@ -201,7 +201,11 @@ describe('GET /feedbacks', () => {
   it.each(['sort=best', 'status=done', 'category=idea', 'includeMerged=maybe', 'limit=0'])('400 on %s', async (query) => {
     const response = await server.request('GET', `/api/v1/feedbacks?${query}`, { apiKey: project.apiKey });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(query.split('=')[0] as string) });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringContaining(query.split('=')[0] as string),
+      message: expect.stringContaining(query.split('=')[0] as string),
+    });
   });
 
   it('has_voted follows X-User-Id and is false without it', async () => {
@@ -219,7 +223,11 @@ describe('GET /feedbacks', () => {
     expect(one.body).toMatchObject({ id: items.b.id, has_voted: true });
     const differing = await getWithRepeatedUserId(`/api/v1/feedbacks/${items.b.id}`, project.apiKey, ['v2', 'v1']);
     expect(differing.status).toBe(400);
-    expect(differing.body).toEqual({ error: true, reason: expect.stringContaining('X-User-Id') });
+    expect(differing.body).toEqual({
+      error: true,
+      reason: expect.stringContaining('X-User-Id'),
+      message: expect.stringContaining('X-User-Id'),
+    });
   });
 
   it('total_mrr sums the current MRR of voters and is null when no voter has one', async () => {
@@ -257,7 +265,7 @@ describe('GET /feedbacks/:id', () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid', foreign.id]) {
       const response = await server.request('GET', `/api/v1/feedbacks/${id}`, { apiKey: mine.apiKey });
       expect(response.status).toBe(404);
-      expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+      expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     }
   });
 });

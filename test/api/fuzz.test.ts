@@ -381,11 +381,11 @@ async function check(operation: FuzzedOperation, request: GeneratedRequest): Pro
   if (metricsOwn && (typeof response.body?.error === 'object' || operation.path.includes('/metrics/'))) {
     expect(response.body, what).toEqual({ error: { code: expect.stringMatching(/^METRICS_[A-Z_]+$/), message: expect.any(String) } });
   } else if (metricsOwn && !operation.path.includes('/metrics/')) {
-    expect(response.body, what).toEqual({ error: true, reason: expect.any(String) });
+    expect(response.body, what).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   } else if (operation.path.includes('/metrics/') && response.status === 403 && typeof response.body?.error === 'object') {
     expect(response.body.error.code, what).toBe('METRICS_MEASURE_REQUIRES_ADMIN_TOKEN');
   } else {
-    expect(response.body, what).toEqual({ error: true, reason: expect.any(String) });
+    expect(response.body, what).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   }
   const after = await postgresState();
   expect(after, `${what}: a refused request changed PostgreSQL`).toEqual(before);

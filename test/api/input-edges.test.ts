@@ -170,7 +170,11 @@ describe('requests Node refuses before the app sees them get the SPEC 7.1 body',
     expect(response.status).toBe(431);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('x-request-id')).toEqual(expect.any(String));
-    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(/too large: at most 16 KiB/) });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/too large: at most 16 KiB/),
+      message: expect.stringMatching(/too large: at most 16 KiB/),
+    });
     // Far longer: the client is still sending when the answer leaves; it must not be reset away.
     const longer = await requestTo(base, 'GET', `/api/v1/feedbacks?sort=${'%F0%9F%98%80'.repeat(20_000)}`, { apiKey: project.apiKey });
     expect(longer.status).toBe(431);
@@ -200,7 +204,11 @@ describe('requests Node refuses before the app sees them get the SPEC 7.1 body',
     expect(JSON.parse(headers.slice(headers.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: true });
     const malformed = await rawExchange(base, 'GET /api/v1/feedbacks HTTP/1.1\r\nHost x\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-    expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4))).toEqual({ error: true, reason: 'malformed HTTP request' });
+    expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: true,
+      reason: 'malformed HTTP request',
+      message: 'malformed HTTP request',
+    });
   });
 });
 

@@ -154,7 +154,11 @@ describe('POST /api/v1/projects/:id/integrations', () => {
     const project = await createProject(server, { plan: 'pro' });
     const response = await post(project, { kind: 'slack', url: SLACK_URL, ...override });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(new RegExp(`^(events\\.\\d+|${field}): `)) });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(new RegExp(`^(events\\.\\d+|${field}): `)),
+      message: expect.stringMatching(new RegExp(`^(events\\.\\d+|${field}): `)),
+    });
     expect((await list(project)).body).toEqual([]);
   });
 
@@ -166,7 +170,11 @@ describe('POST /api/v1/projects/:id/integrations', () => {
     ]) {
       const response = await post(project, body);
       expect(response.status).toBe(402);
-      expect(response.body).toEqual({ error: true, reason: 'integrations require the Pro or Team plan' });
+      expect(response.body).toEqual({
+        error: true,
+        reason: 'integrations require the Pro or Team plan',
+        message: 'integrations require the Pro or Team plan',
+      });
     }
     expect((await list(project)).body).toEqual([]);
   });
@@ -220,7 +228,7 @@ describe('GET /api/v1/projects/:id/integrations', () => {
     try {
       const response = await list(project);
       expect(response.status).toBe(403);
-      expect(response.body).toEqual({ error: true, reason: 'project is suspended' });
+      expect(response.body).toEqual({ error: true, reason: 'project is suspended', message: 'project is suspended' });
     } finally {
       await setSuspended(server, project, false);
     }
@@ -288,7 +296,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
     const created = await addIntegration(server, project);
     const response = await patch(project, created.id, body);
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(reason) });
+    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(reason), message: expect.stringMatching(reason) });
     expect((await list(project)).body).toEqual([created]);
   });
 
@@ -300,7 +308,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
     for (const id of [MISSING_ID, 'not-a-uuid', elsewhere.id]) {
       const response = await patch(project, id, { enabled: false });
       expect(response.status, id).toBe(404);
-      expect(response.body).toEqual({ error: true, reason: 'integration not found' });
+      expect(response.body).toEqual({ error: true, reason: 'integration not found', message: 'integration not found' });
     }
     expect((await list(other)).body).toEqual([elsewhere]);
   });
@@ -358,7 +366,11 @@ describe('plans, suspension and archiving', () => {
     expect(listed.body.map((i: { id: string }) => i.id)).toEqual([slack.id, webhook.id]);
     for (const response of [await post(project, { kind: 'slack', url: SLACK_URL }), await patch(project, slack.id, { enabled: false })]) {
       expect(response.status).toBe(402);
-      expect(response.body).toEqual({ error: true, reason: 'integrations require the Pro or Team plan' });
+      expect(response.body).toEqual({
+        error: true,
+        reason: 'integrations require the Pro or Team plan',
+        message: 'integrations require the Pro or Team plan',
+      });
     }
     expect((await remove(project, webhook.id)).status).toBe(200);
 
@@ -387,7 +399,7 @@ describe('plans, suspension and archiving', () => {
         await remove(project, created.id),
       ]) {
         expect(response.status).toBe(403);
-        expect(response.body).toEqual({ error: true, reason: 'project is suspended' });
+        expect(response.body).toEqual({ error: true, reason: 'project is suspended', message: 'project is suspended' });
       }
     } finally {
       await setSuspended(server, project, false);

@@ -156,7 +156,11 @@ describe('live view, one API process (embedded)', () => {
     await Promise.all([first.ready(), second.ready()]);
     const refused = await server.request('GET', `/api/v1/projects/${project.id}/live`, { bearer: project.account.adminToken });
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ error: true, reason: 'at most 2 live streams per account at once' });
+    expect(refused.body).toEqual({
+      error: true,
+      reason: 'at most 2 live streams per account at once',
+      message: 'at most 2 live streams per account at once',
+    });
     await first.close();
     let again: Stream | undefined;
     for (let attempt = 0; attempt < 50 && again?.status !== 200; attempt++) {

@@ -95,7 +95,7 @@ describe('POST /api/v1/admin/accounts (operator)', () => {
   ])('400 naming the field for %j', async (body, field) => {
     const response = await server.request('POST', '/api/v1/admin/accounts', { bearer: server.operatorToken, body });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field) });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field), message: expect.stringContaining(field) });
   });
 
   it('409 on a duplicate email, also when only its letter case differs', async () => {
@@ -145,7 +145,7 @@ describe('PATCH /api/v1/admin/accounts/:id (operator)', () => {
       body,
     });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('plan') });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('plan'), message: expect.stringContaining('plan') });
   });
 
   it('401 without the operator token, including with the account own admin token', async () => {
@@ -256,7 +256,7 @@ describe('PATCH /api/v1/admin/projects/:id (operator suspension)', () => {
       body: { suspended: 'yes' },
     });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ error: true, reason: expect.stringContaining('suspended') });
+    expect(bad.body).toEqual({ error: true, reason: expect.stringContaining('suspended'), message: expect.stringContaining('suspended') });
     const still = await server.request('GET', '/api/v1/feedbacks', { apiKey: project.apiKey });
     expect(still.status).toBe(200);
   });
@@ -291,7 +291,7 @@ describe('POST /api/v1/projects (account admin token)', () => {
     const account = await createAccount(server, 'team');
     const response = await server.request('POST', '/api/v1/projects', { bearer: account.adminToken, body });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field) });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field), message: expect.stringContaining(field) });
     const list = await server.request('GET', '/api/v1/projects', { bearer: account.adminToken });
     expect(list.body).toEqual([]);
   });
@@ -457,7 +457,7 @@ describe('PATCH /api/v1/projects/:id', () => {
       body,
     });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field) });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining(field), message: expect.stringContaining(field) });
     const read = await server.request('GET', `/api/v1/projects/${project.id}`, { bearer: project.account.adminToken });
     expect(read.body).toMatchObject({ name: 'unchanged', archived: false });
   });

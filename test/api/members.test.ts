@@ -67,7 +67,11 @@ describe('POST /api/v1/projects/:id/members', () => {
     const project = await createProject(server, { plan });
     const response = await postMember(project, { email: uniqueEmail() });
     expect(response.status).toBe(402);
-    expect(response.body).toEqual({ error: true, reason: 'team members require the Team plan' });
+    expect(response.body).toEqual({
+      error: true,
+      reason: 'team members require the Team plan',
+      message: 'team members require the Team plan',
+    });
     // The plan is checked before the body: an invalid one is a 402 too.
     expect((await postMember(project, { email: 'nope' })).status).toBe(402);
     const [{ count } = { count: -1 }] = await server.sql<{ count: number }[]>`
@@ -87,7 +91,7 @@ describe('POST /api/v1/projects/:id/members', () => {
     const project = await createProject(server, { plan: 'team' });
     const response = await postMember(project, body);
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(/^email: /) });
+    expect(response.body).toEqual({ error: true, reason: expect.stringMatching(/^email: /), message: expect.stringMatching(/^email: /) });
   });
 
   it('400 for a body that is not a JSON object', async () => {
@@ -150,7 +154,7 @@ describe('POST /api/v1/projects/:id/members', () => {
         await deleteMember(project, member.id),
       ]) {
         expect(response.status).toBe(403);
-        expect(response.body).toEqual({ error: true, reason: 'project is suspended' });
+        expect(response.body).toEqual({ error: true, reason: 'project is suspended', message: 'project is suspended' });
       }
     } finally {
       await setSuspended(server, project, false);
@@ -212,7 +216,7 @@ describe('DELETE /api/v1/projects/:id/members/:memberId', () => {
 
     const revoked = await server.request('GET', '/api/v1/projects', { bearer: member.adminToken });
     expect(revoked.status).toBe(401);
-    expect(revoked.body).toEqual({ error: true, reason: 'invalid admin token' });
+    expect(revoked.body).toEqual({ error: true, reason: 'invalid admin token', message: 'invalid admin token' });
     const [{ count } = { count: -1 }] = await server.sql<{ count: number }[]>`
       select count(*)::int as count from admin_tokens where member_id = ${member.id}`;
     expect(count).toBe(0);
@@ -230,7 +234,7 @@ describe('DELETE /api/v1/projects/:id/members/:memberId', () => {
     for (const id of [MISSING_ID, 'not-a-uuid', elsewhere.id]) {
       const response = await deleteMember(project, id);
       expect(response.status, id).toBe(404);
-      expect(response.body).toEqual({ error: true, reason: 'member not found' });
+      expect(response.body).toEqual({ error: true, reason: 'member not found', message: 'member not found' });
     }
     // Still a member of its own project, its token still valid.
     expect((await listMembers(other)).body).toHaveLength(1);
@@ -294,7 +298,11 @@ describe('a member’s admin token', () => {
     const other = await addMember(server, project);
     const added = await postMember(project, { email: uniqueEmail() }, member.adminToken);
     expect(added.status).toBe(403);
-    expect(added.body).toEqual({ error: true, reason: expect.stringContaining("account owner's admin token") });
+    expect(added.body).toEqual({
+      error: true,
+      reason: expect.stringContaining("account owner's admin token"),
+      message: expect.stringContaining("account owner's admin token"),
+    });
     const removed = await deleteMember(project, other.id, member.adminToken);
     expect(removed.status).toBe(403);
     expect((await listMembers(project)).body).toHaveLength(2);
@@ -331,7 +339,11 @@ describe('downgrade below Team', () => {
       for (const path of ['/api/v1/projects', `/api/v1/projects/${project.id}`, membersPath(project)]) {
         const refused = await server.request('GET', path, { bearer: member.adminToken });
         expect(refused.status, `${plan} ${path}`).toBe(401);
-        expect(refused.body).toEqual({ error: true, reason: 'member tokens require the Team plan' });
+        expect(refused.body).toEqual({
+          error: true,
+          reason: 'member tokens require the Team plan',
+          message: 'member tokens require the Team plan',
+        });
       }
       // The owner's token is unaffected.
       expect((await server.request('GET', '/api/v1/projects', { bearer: account.adminToken })).status).toBe(200);

@@ -176,7 +176,7 @@ describe('metrics over events', () => {
       expect(r.body, path).toEqual({ error: { code, message: expect.any(String) } });
     }
     const unauthenticated = await server.request('GET', '/api/v1/metrics/summary');
-    expect(unauthenticated.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(unauthenticated.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   });
 
   it('events feed: newest first, cursor paging without repeats or gaps, filters', async () => {
@@ -262,7 +262,7 @@ describe('admin surface: feedback, SDK users and revenue', () => {
     const other = await createAccount(server, 'team');
     const forbidden = await server.request('GET', `/api/v1/projects/${project.id}/metrics/summary`, { bearer: other.adminToken });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(forbidden.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     const missing = await server.request('GET', `/api/v1/projects/${project.id}/metrics/summary`);
     expect(missing.status).toBe(401);
   });

@@ -231,7 +231,7 @@ describe('the OpenAPI document', () => {
     expect(without4xx).toEqual([]);
     for (const path of ['/healthz', '/readyz', '/openapi/openapi.yaml', '/docs']) {
       const response = await call('get', path, 400, { query: { x: 'a\u0000b' } });
-      expect(response.body).toMatchObject({ error: true, reason: expect.stringContaining('x') });
+      expect(response.body).toMatchObject({ error: true, reason: expect.stringContaining('x'), message: expect.stringContaining('x') });
     }
   });
 
@@ -285,7 +285,7 @@ describe('the response check of the test helpers', () => {
   it('accepts a conforming body, nulls where the document says nullable', () => {
     expect(validator.check(json(200, feedback))).toEqual([]);
     expect(validator.check(json(200, { ...feedback, user_email: 'a@example.com', merged_feedback_ids: [id], total_mrr: 9.5 }))).toEqual([]);
-    expect(validator.check(json(404, { error: true, reason: 'feedback not found' }))).toEqual([]);
+    expect(validator.check(json(404, { error: true, reason: 'feedback not found', message: 'feedback not found' }))).toEqual([]);
   });
 
   it('refuses a body that violates the schema: a missing, an undocumented, a mistyped or a null field', () => {
@@ -310,7 +310,7 @@ describe('the response check of the test helpers', () => {
   });
 
   it('refuses an undocumented status, Content-Type or route, and a body that is not JSON', () => {
-    expect(validator.check(json(418, { error: true, reason: 'teapot' }, 'GET', '/healthz')).join()).toMatch(
+    expect(validator.check(json(418, { error: true, reason: 'teapot', message: 'teapot' }, 'GET', '/healthz')).join()).toMatch(
       /GET \/healthz does not document status 418/,
     );
     expect(validator.check({ ...json(200, feedback), headers: new Headers({ 'content-type': 'text/plain' }) }).join()).toMatch(
@@ -318,9 +318,9 @@ describe('the response check of the test helpers', () => {
     );
     expect(validator.check({ ...json(200, feedback), text: '{oops' }).join()).toMatch(/not JSON/);
     expect(validator.check(json(200, { ok: true }, 'GET', '/no/such/route')).join()).toMatch(/an unknown route must answer 404, not 200/);
-    expect(validator.check(json(404, { error: true, reason: 'no route' }, 'GET', '/no/such/route'))).toEqual([]);
+    expect(validator.check(json(404, { error: true, reason: 'no route', message: 'no route' }, 'GET', '/no/such/route'))).toEqual([]);
     // A method the path lacks: the path's `default` (the server-wide body).
-    expect(validator.check(json(404, { error: true, reason: 'no route' }, 'PUT'))).toEqual([]);
+    expect(validator.check(json(404, { error: true, reason: 'no route', message: 'no route' }, 'PUT'))).toEqual([]);
     expect(validator.check(json(404, feedback, 'PUT')).join()).toMatch(
       /PUT \/api\/v1\/feedbacks\/\{id\} \(no such operation; GET's default response\)/,
     );
@@ -377,7 +377,7 @@ describe('GET /docs', () => {
     expect(traversal.status).toBe(404);
     const unknown = await server.request('GET', '/docs/index.html');
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(unknown.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   });
 
   it('carries X-Content-Type-Options: nosniff, like every API answer (JSON, errors, the document)', async () => {
@@ -485,7 +485,7 @@ describe('real responses validate against the document', () => {
     const wrongMethod = await server.request('PUT', `/api/v1/feedbacks/${feedbackId}`, { apiKey, body: {} });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('HEAD, GET');
-    expect(wrongMethod.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(wrongMethod.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
   });
 
   it('project feedback management: status, rejection, merge', async () => {

@@ -101,7 +101,10 @@ describe('GET /api/v1/projects/:id/users', () => {
     expect(response.body.users[0]).toEqual({
       id: expect.any(String),
       user_id: 'u-a',
+      external_id: 'u-a',
       mrr: 30,
+      email: null,
+      name: null,
       first_seen_at: expect.any(String),
       last_seen_at: expect.any(String),
     });
@@ -216,6 +219,7 @@ describe('one feedback item with the admin token', () => {
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       id: expect.any(String),
+      feedback_id: item.id,
       content: 'Soon.',
       user_id: `account:${project.account.id}`,
       is_admin: true,

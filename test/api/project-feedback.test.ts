@@ -95,7 +95,11 @@ describe('PATCH /api/v1/projects/:id/feedbacks/:feedbackId', () => {
     const item = await createFeedback(server, project);
     const response = await patchFeedback(project, item.id, { status: 'rejected', rejectionReason: 'r'.repeat(501) });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('rejectionReason') });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringContaining('rejectionReason'),
+      message: expect.stringContaining('rejectionReason'),
+    });
     const read = await getFeedback(project, item.id);
     expect(read.body).toMatchObject({ status: 'pending', rejection_reason: null });
   });
@@ -106,7 +110,11 @@ describe('PATCH /api/v1/projects/:id/feedbacks/:feedbackId', () => {
       const item = await createFeedback(server, project);
       const response = await patchFeedback(project, item.id, { status, rejectionReason: 'nope' });
       expect(response.status).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.stringContaining('rejectionReason') });
+      expect(response.body).toEqual({
+        error: true,
+        reason: expect.stringContaining('rejectionReason'),
+        message: expect.stringContaining('rejectionReason'),
+      });
       const read = await getFeedback(project, item.id);
       expect(read.body).toMatchObject({ status: 'pending', rejection_reason: null });
     },
@@ -116,7 +124,11 @@ describe('PATCH /api/v1/projects/:id/feedbacks/:feedbackId', () => {
     const item = await createFeedback(server, project);
     const response = await patchFeedback(project, item.id, { rejectionReason: 'nope' });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('rejectionReason') });
+    expect(response.body).toEqual({
+      error: true,
+      reason: expect.stringContaining('rejectionReason'),
+      message: expect.stringContaining('rejectionReason'),
+    });
   });
 
   it('a rejected item may get its reason changed without restating the status', async () => {
@@ -214,10 +226,10 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
 
     const status = await server.request('PATCH', `${base}/${source.id}`, { bearer, body: { status: 'completed' } });
     expect(status.status).toBe(409);
-    expect(status.body).toEqual({ error: true, reason: expect.stringContaining(target.id) });
+    expect(status.body).toEqual({ error: true, reason: expect.stringContaining(target.id), message: expect.stringContaining(target.id) });
     const reply = await server.request('POST', `${base}/${source.id}/comments`, { bearer, body: { content: 'left behind?' } });
     expect(reply.status).toBe(409);
-    expect(reply.body).toEqual({ error: true, reason: expect.stringContaining(target.id) });
+    expect(reply.body).toEqual({ error: true, reason: expect.stringContaining(target.id), message: expect.stringContaining(target.id) });
     const after = await getFeedback(project, source.id);
     expect(after.body).toMatchObject({ status: 'pending', comment_count: 0 });
 
@@ -396,7 +408,11 @@ describe('POST /api/v1/projects/:id/feedbacks/:feedbackId/merge', () => {
       body: {},
     });
     expect(missingBody.status).toBe(400);
-    expect(missingBody.body).toEqual({ error: true, reason: expect.stringContaining('intoId') });
+    expect(missingBody.body).toEqual({
+      error: true,
+      reason: expect.stringContaining('intoId'),
+      message: expect.stringContaining('intoId'),
+    });
   });
 
   it('accepts the snake_case spelling into_id', async () => {

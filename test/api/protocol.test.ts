@@ -234,7 +234,7 @@ describe('gzip request bodies', () => {
   it('a body that is not gzip is a 400', async () => {
     const response = await post('/api/v1/events/track', Buffer.from(JSON.stringify({ eventName: 'x', userId: 'u' })));
     expect(response.status).toBe(400);
-    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('gzip') });
+    expect(response.body).toEqual({ error: true, reason: expect.stringContaining('gzip'), message: expect.stringContaining('gzip') });
     const truncated = gzipSync(JSON.stringify({ eventName: 'x', userId: 'u' })).subarray(0, 15);
     expect((await post('/api/v1/events/track', truncated)).status).toBe(400);
   });
@@ -266,7 +266,11 @@ describe('gzip request bodies', () => {
         const path = limit === BOUND ? '/api/v1/events/batch' : '/api/v1/events/track';
         const response = await post(path, body);
         expect(response.status).toBe(413);
-        expect(response.body).toEqual({ error: true, reason: expect.stringContaining(`the limit is ${limit} bytes`) });
+        expect(response.body).toEqual({
+          error: true,
+          reason: expect.stringContaining(`the limit is ${limit} bytes`),
+          message: expect.stringContaining(`the limit is ${limit} bytes`),
+        });
       });
     await peakGrowth(bomb, BOUND); // warm-up: the route's code and the allocator's first pages
     const growth = [];

@@ -55,7 +55,7 @@ function budget(response: HttpResponse) {
 /** A 429 in the SPEC 7.1 body, with Retry-After and the spent budget's headers. */
 function expectTooMany(response: HttpResponse, limit: number, reasonPart: string) {
   expect(response.status, JSON.stringify(response.body)).toBe(429);
-  expect(response.body).toEqual({ error: true, reason: expect.stringContaining(reasonPart) });
+  expect(response.body).toEqual({ error: true, reason: expect.stringContaining(reasonPart), message: expect.stringContaining(reasonPart) });
   const retryAfter = Number(response.headers.get('retry-after'));
   expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`).toBe(true);
   const { limit: header, remaining, reset } = budget(response);
@@ -235,7 +235,7 @@ describe.each([
       for (const [path, headers] of attempts) {
         const response = await server.request('GET', path, { headers: { ...from(attacker), ...headers } });
         expect(response.status).toBe(401);
-        expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+        expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
         expect(budget(response).limit).toBe(3);
         remaining.push(budget(response).remaining);
       }
@@ -415,13 +415,21 @@ describe('body size and connection limits', () => {
       body: { title: 't', description: big, category: 'other', userId: 'u' },
     });
     expect(feedback.status).toBe(413);
-    expect(feedback.body).toEqual({ error: true, reason: 'body: too large: the limit is 1048576 bytes (1 MiB)' });
+    expect(feedback.body).toEqual({
+      error: true,
+      reason: 'body: too large: the limit is 1048576 bytes (1 MiB)',
+      message: 'body: too large: the limit is 1048576 bytes (1 MiB)',
+    });
     const tracked = await server.request('POST', '/api/v1/events/track', {
       apiKey: project.apiKey,
       body: { ...track, properties: { big } },
     });
     expect(tracked.status).toBe(413);
-    expect(tracked.body).toEqual({ error: true, reason: 'body: too large: the limit is 1048576 bytes (1 MiB)' });
+    expect(tracked.body).toEqual({
+      error: true,
+      reason: 'body: too large: the limit is 1048576 bytes (1 MiB)',
+      message: 'body: too large: the limit is 1048576 bytes (1 MiB)',
+    });
 
     // 2 MiB is fine for a batch (500 events of 4 KiB properties)...
     const events = Array.from({ length: 500 }, (_, i) => ({ eventName: 'big', userId: `u${i}`, properties: { blob: 'y'.repeat(4096) } }));
@@ -434,7 +442,11 @@ describe('body size and connection limits', () => {
       body: { events: [{ ...track, properties: { blob: 'z'.repeat(5 * MiB) } }] },
     });
     expect(huge.status).toBe(413);
-    expect(huge.body).toEqual({ error: true, reason: 'body: too large: the limit is 5242880 bytes (5 MiB)' });
+    expect(huge.body).toEqual({
+      error: true,
+      reason: 'body: too large: the limit is 5242880 bytes (5 MiB)',
+      message: 'body: too large: the limit is 5242880 bytes (5 MiB)',
+    });
   });
 
   describe('slow and idle connections are closed', () => {

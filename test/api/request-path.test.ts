@@ -38,7 +38,11 @@ describe.skipIf(!withRedis)('the BullMQ request path of POST /events/track', () 
       expect(ok.status, `${label}: ${JSON.stringify(ok.body).slice(0, 200)}`).toBe(200);
       const over = await track(withProperties({ s: char.repeat(fits + 1) }));
       expect(over.status, label).toBe(400);
-      expect(over.body).toEqual({ error: true, reason: 'properties: must be at most 32768 bytes as JSON' });
+      expect(over.body).toEqual({
+        error: true,
+        reason: 'properties: must be at most 32768 bytes as JSON',
+        message: 'properties: must be at most 32768 bytes as JSON',
+      });
     }
   });
 

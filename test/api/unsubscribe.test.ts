@@ -59,7 +59,7 @@ async function flags(feedbackId: string) {
 
 function expectNotFound(response: HttpResponse) {
   expect(response.status).toBe(404);
-  expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+  expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
 }
 
 describe('GET /unsubscribe/:token (the link in the email)', () => {

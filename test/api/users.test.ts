@@ -13,7 +13,8 @@ afterAll(async () => {
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SDK_USER_FIELDS = ['id', 'user_id', 'mrr', 'first_seen_at', 'last_seen_at'].sort();
+/** SPEC 2.6's fields, and those the origin's Kotlin SDK reads (docs/clients.md): external_id, email, name. */
+const SDK_USER_FIELDS = ['id', 'user_id', 'external_id', 'mrr', 'email', 'name', 'first_seen_at', 'last_seen_at'].sort();
 
 /** Every error outside the metrics API has the SPEC 7.1 body `{ error: true, reason }`. */
 
@@ -44,7 +45,10 @@ describe('POST /users/register', () => {
     expect(body).toEqual({
       id: expect.stringMatching(UUID),
       user_id: userId,
+      external_id: userId,
       mrr: 49.99,
+      email: null,
+      name: null,
       first_seen_at: expect.any(String),
       last_seen_at: expect.any(String),
     });

@@ -49,11 +49,11 @@ describe('POST /feedbacks/:id/votes', () => {
     project = await createProject(server, { plan: 'team' });
   });
 
-  it('adds a vote and returns the vote response of SPEC 2.4 exactly: {feedback_id, vote_count, has_voted: true}', async () => {
+  it('adds a vote and returns the vote response of SPEC 2.4 exactly: {feedback_id, vote_count, has_voted: true}, and success: true (docs/clients.md)', async () => {
     const item = await createFeedback(server, project, { userId: 'creator' });
     const response = await vote(project, item.id, { userId: 'voter-1' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
     expect(await voteCount(project, item.id)).toBe(2);
   });
 
@@ -78,7 +78,7 @@ describe('POST /feedbacks/:id/votes', () => {
       notifyStatusChange: true,
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
     // Email and opt-in have no read API; the stored vote row shows they were decoded.
     const rows = await server.sql`
       select email, notify_status_change from votes where feedback_id = ${item.id} and user_id = 'camel'`;
@@ -93,7 +93,7 @@ describe('POST /feedbacks/:id/votes', () => {
       notify_status_change: true,
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
     expect((await readFeedback(project, item.id, 'snake')).has_voted).toBe(true);
     const rows = await server.sql`
       select email, notify_status_change from votes where feedback_id = ${item.id} and user_id = 'snake'`;
@@ -138,7 +138,7 @@ describe('POST /feedbacks/:id/votes', () => {
     await setStatus(project, item.id, status);
     const response = await vote(project, item.id, { userId: 'fan' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
   });
 
   it.each(['completed', 'rejected'])('403 when the item is %s (voting blocked), with vote_count unchanged', async (status) => {
@@ -200,7 +200,7 @@ describe('DELETE /feedbacks/:id/votes', () => {
     expect((await vote(project, item.id, { userId: 'fickle' })).body.vote_count).toBe(2);
     const response = await unvote(project, item.id, { userId: 'fickle' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false, success: true });
     expect(await voteCount(project, item.id)).toBe(1);
   });
 
@@ -209,7 +209,7 @@ describe('DELETE /feedbacks/:id/votes', () => {
     await vote(project, item.id, { userId: 'snake-remover' });
     const response = await unvote(project, item.id, { user_id: 'snake-remover' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false, success: true });
   });
 
   it('the creator can remove their own vote: vote_count goes from 1 to 0', async () => {
@@ -217,7 +217,7 @@ describe('DELETE /feedbacks/:id/votes', () => {
     expect(item.vote_count).toBe(1);
     const response = await unvote(project, item.id, { userId: 'maker' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 0, has_voted: false });
+    expect(response.body).toEqual({ feedback_id: item.id, vote_count: 0, has_voted: false, success: true });
     expect(await readFeedback(project, item.id, 'maker')).toMatchObject({ vote_count: 0, has_voted: false });
   });
 
@@ -225,13 +225,13 @@ describe('DELETE /feedbacks/:id/votes', () => {
     const item = await createFeedback(server, project, { userId: 'solo' });
     const stranger = await unvote(project, item.id, { userId: 'never-voted' });
     expect(stranger.status, JSON.stringify(stranger.body)).toBe(200);
-    expect(stranger.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false });
+    expect(stranger.body).toEqual({ feedback_id: item.id, vote_count: 1, has_voted: false, success: true });
 
     expect((await unvote(project, item.id, { userId: 'solo' })).body.vote_count).toBe(0);
     for (const userId of ['solo', 'solo', 'never-voted']) {
       const again = await unvote(project, item.id, { userId });
       expect(again.status, JSON.stringify(again.body)).toBe(200);
-      expect(again.body).toEqual({ feedback_id: item.id, vote_count: 0, has_voted: false });
+      expect(again.body).toEqual({ feedback_id: item.id, vote_count: 0, has_voted: false, success: true });
     }
     expect(await voteCount(project, item.id)).toBe(0);
   });
@@ -242,7 +242,7 @@ describe('DELETE /feedbacks/:id/votes', () => {
     await unvote(project, item.id, { userId: 'returning' });
     const again = await vote(project, item.id, { userId: 'returning' });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
-    expect(again.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(again.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
   });
 
   it.each([[{}], [{ userId: '' }], [{ userId: 7 }]])('400 naming userId for %j, and the count is unchanged', async (body) => {
@@ -325,7 +325,7 @@ describe('votes under concurrency', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(99);
     for (const conflict of responses.filter((r) => r.status === 409)) expectError(conflict, 409);
-    expect(responses.find((r) => r.status === 200)?.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true });
+    expect(responses.find((r) => r.status === 200)?.body).toEqual({ feedback_id: item.id, vote_count: 2, has_voted: true, success: true });
     expect(await voteCount(project, item.id)).toBe(2);
   });
 

@@ -224,7 +224,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       }
       for (const reply of outage) {
         expect(reply.status, JSON.stringify(reply.body)).toBe(503);
-        expect(reply.body).toEqual({ error: true, reason: expect.any(String) });
+        expect(reply.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
         expect(reply.body.reason.length).toBeGreaterThan(0);
         expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(reply.ms, 'a 503 must come at once, not after a hang').toBeLessThan(3_000);
@@ -288,7 +288,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       ]);
       for (const reply of outage) {
         expect(reply.status, JSON.stringify(reply.body)).toBe(503);
-        expect(reply.body).toEqual({ error: true, reason: expect.any(String) });
+        expect(reply.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
         expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
         expect(reply.ms, 'a hung Redis must not hang the request').toBeLessThan(8_000);
       }

@@ -211,7 +211,11 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     expect(refusals.length).toBeGreaterThanOrEqual(20);
     for (const refusal of refusals) {
       expect(refusal.status).toBe(503);
-      expect(refusal.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
+      expect(refusal.body).toEqual({
+        error: true,
+        reason: expect.stringMatching(/retry later/),
+        message: expect.stringMatching(/retry later/),
+      });
       expect(Number(refusal.retryAfter)).toBeGreaterThan(0);
     }
     expect(sink().unshippedBytes).toBeLessThanOrEqual(MAX_BYTES);
@@ -344,14 +348,18 @@ describe('embedded ingestion with a tiny INGEST_LOG_MAX_BYTES', () => {
       body: { eventName: 'too_big', userId: 'u', eventId, properties: { text: 'x'.repeat(200) } },
     });
     expect(track.status).toBe(503);
-    expect(track.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
+    expect(track.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/retry later/),
+      message: expect.stringMatching(/retry later/),
+    });
     expect(Number(track.headers.get('retry-after'))).toBeGreaterThan(0);
     const batch = await server.request('POST', '/api/v1/events/batch', {
       apiKey: project.apiKey,
       body: { events: events(10, true, 'tiny') },
     });
     expect(batch.status).toBe(503);
-    expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(batch.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);
     // The refused eventId was not claimed: once there is room it is a new event (here: still none).
     const again = await server.request('POST', '/api/v1/events/track', {
@@ -392,14 +400,18 @@ describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
       body: { eventName: 'full', userId: 'u', eventId: randomUUID() },
     });
     expect(track.status).toBe(503);
-    expect(track.body).toEqual({ error: true, reason: expect.stringMatching(/retry later/) });
+    expect(track.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/retry later/),
+      message: expect.stringMatching(/retry later/),
+    });
     expect(Number(track.headers.get('retry-after'))).toBeGreaterThan(0);
     const batch = await server.request('POST', '/api/v1/events/batch', {
       apiKey: project.apiKey,
       body: { events: events(20, false, 'full') },
     });
     expect(batch.status).toBe(503);
-    expect(batch.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(batch.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     expect(Number(batch.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await server.request('GET', '/healthz')).status).toBe(200);
     expect((server.services.eventSink as LogEventSink).unshippedBytes).toBe(0);

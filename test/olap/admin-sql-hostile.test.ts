@@ -200,7 +200,7 @@ describe('POST /api/v1/admin/sql refuses hostile queries and changes nothing', (
       const r = await sql(query());
       answers.push(`${r.status} ${what}: ${JSON.stringify(r.body).slice(0, 160)}`);
       expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(400);
-      expect(r.body, what).toEqual({ error: true, reason: expect.stringMatching(/^query: /) });
+      expect(r.body, what).toEqual({ error: true, reason: expect.stringMatching(/^query: /), message: expect.stringMatching(/^query: /) });
     }
     expect(await engineSnapshot()).toEqual(engineBefore);
     expect(await listing(dataDir)).toEqual(filesBefore);

@@ -60,7 +60,7 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
   ])('400 for %s, and nothing changes', async (_, query) => {
     const r = await sql(query);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
-    expect(r.body).toEqual({ error: true, reason: expect.stringMatching(/^query: /) });
+    expect(r.body).toEqual({ error: true, reason: expect.stringMatching(/^query: /), message: expect.stringMatching(/^query: /) });
     const still = await sql('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', {
       t: 'events',
     });
@@ -72,7 +72,11 @@ describe('POST /api/v1/admin/sql (operator): one read-only ClickHouse query', ()
     const query = 'SELECT length({ids:Array(UUID)}) AS n';
     const over = await sql(query, { ids: uuids(7_000) });
     expect(over.status, JSON.stringify(over.body)).toBe(400);
-    expect(over.body).toEqual({ error: true, reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/) });
+    expect(over.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/),
+      message: expect.stringMatching(/^params\.ids: must be at most 262144 characters/),
+    });
     // 6,600 UUIDs: 257,400 characters, past 256 KiB once quoted into the SET statement.
     const under = await sql(query, { ids: uuids(6_600) });
     expect(under.status, JSON.stringify(under.body)).toBe(200);

@@ -85,7 +85,11 @@ describe('embedded ClickHouse: interactive work goes first', () => {
     // Either no turn came in time (429 with Retry-After), or it got the few milliseconds left
     // of its limit and the engine stopped it (400): never a full limit after the wait.
     expect([400, 429], JSON.stringify(second.value.body)).toContain(second.value.status);
-    expect(second.value.body).toEqual({ error: true, reason: expect.stringMatching(/^query: .*(Timeout|timed out|time limit)/i) });
+    expect(second.value.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/^query: .*(Timeout|timed out|time limit)/i),
+      message: expect.stringMatching(/^query: .*(Timeout|timed out|time limit)/i),
+    });
     if (second.value.status === 429) expect(Number(second.value.headers.get('retry-after'))).toBeGreaterThan(0);
     // Not 2 × the limit: the wait was part of its limit.
     expect(second.ms).toBeLessThan(OPERATOR_TIMEOUT_MS + 1_000);

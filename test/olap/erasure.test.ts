@@ -336,7 +336,11 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
     expect((await server.request('DELETE', `/api/v1/projects/${project.id}/users/u1`)).status).toBe(401);
     const long = await server.request('DELETE', `/api/v1/projects/${project.id}/users/${'x'.repeat(256)}`, { bearer });
     expect(long.status).toBe(400);
-    expect(long.body).toEqual({ error: true, reason: 'userId: must be at most 255 characters' });
+    expect(long.body).toEqual({
+      error: true,
+      reason: 'userId: must be at most 255 characters',
+      message: 'userId: must be at most 255 characters',
+    });
     expect((await server.request('GET', `/api/v1/projects/${project.id}/erasures/${randomUUID()}`, { bearer })).status).toBe(404);
     expect((await server.request('GET', `/api/v1/projects/${project.id}/erasures/not-a-uuid`, { bearer })).status).toBe(404);
     const theirs = await server.request('DELETE', `/api/v1/projects/${stranger.id}/users/u1`, { bearer: stranger.account.adminToken });

@@ -230,7 +230,7 @@ describe('GET /projects/:id/exports/events', () => {
     for (const query of ['format=xml', 'date_from=2026-13-01', 'date_from=2026-02-02&date_to=2026-02-01', 'format=csv&format=jsonl']) {
       const response = await server.request('GET', `/api/v1/projects/${project.id}/exports/events?${query}`, { bearer });
       expect(response.status, query).toBe(400);
-      expect(response.body).toEqual({ error: true, reason: expect.any(String) });
+      expect(response.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     }
     const stranger = await createProject(server);
     expect(
@@ -251,7 +251,8 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
       ['payer', 12.5],
       ['free, "rider"', null],
     ] as const) {
-      await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, ...(mrr === null ? {} : { mrr }) } });
+      const profile = mrr === null ? {} : { mrr, email: 'payer@example.com', name: 'Pat' };
+      await server.request('POST', '/api/v1/users/register', { ...key, body: { userId, ...profile } });
     }
     const a = await createFeedback(server, project, {
       title: 'Title with, comma and "quotes"',
@@ -311,9 +312,9 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     );
 
     const users = await download(`/api/v1/projects/${project.id}/exports/users?format=jsonl`, bearer);
-    expect(jsonLines(users.text).map((u) => [u.user_id, u.mrr])).toEqual([
-      ['payer', 12.5],
-      ['free, "rider"', null],
+    expect(jsonLines(users.text).map((u) => [u.user_id, u.mrr, u.email, u.name])).toEqual([
+      ['payer', 12.5, 'payer@example.com', 'Pat'],
+      ['free, "rider"', null, null, null],
     ]);
     const usersCsv = parseCsv((await download(`/api/v1/projects/${project.id}/exports/users?format=csv`, bearer)).text);
     expect(usersCsv.map((u) => [u.user_id, u.mrr])).toEqual([
@@ -322,7 +323,7 @@ describe('GET /projects/:id/exports/feedbacks and /exports/users', () => {
     ]);
     const empty = await createProject(server, { plan: 'pro' });
     expect((await download(`/api/v1/projects/${empty.id}/exports/users`, empty.account.adminToken)).text).toBe(
-      'id,user_id,mrr,first_seen_at,last_seen_at\r\n',
+      'id,user_id,mrr,first_seen_at,last_seen_at,email,name\r\n',
     );
   });
 });

@@ -252,7 +252,7 @@ describe.each(MODES)('tenant SQL on %s: no hostile query returns another project
         }
       }
     } else {
-      expect(r.body).toEqual({ error: true, reason: expect.stringMatching(/^query: /) });
+      expect(r.body).toEqual({ error: true, reason: expect.stringMatching(/^query: /), message: expect.stringMatching(/^query: /) });
     }
   });
 

@@ -61,7 +61,11 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
     const query = 'SELECT count() AS n FROM events WHERE event_id IN {ids:Array(UUID)}';
     const over = await projectSql(own, { query, params: { ids: uuids(7_000) } });
     expect(over.status, JSON.stringify(over.body)).toBe(400);
-    expect(over.body).toEqual({ error: true, reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/) });
+    expect(over.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/^params\.ids: must be at most 262144 characters/),
+      message: expect.stringMatching(/^params\.ids: must be at most 262144 characters/),
+    });
     const under = await projectSql(own, { query, params: { ids: uuids(6_600) } });
     expect(under.status, JSON.stringify(under.body)).toBe(200);
     expect(under.body.rows).toEqual([{ n: '0' }]);
@@ -149,7 +153,7 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
     const stranger = await createAccount(server, 'team');
     const foreign = await projectSql(own, body, stranger.adminToken);
     expect(foreign.status).toBe(403);
-    expect(foreign.body).toEqual({ error: true, reason: expect.any(String) });
+    expect(foreign.body).toEqual({ error: true, reason: expect.any(String), message: expect.any(String) });
     const missing = await server.request('POST', '/api/v1/projects/00000000-0000-4000-8000-000000000000/sql', {
       bearer: own.account.adminToken,
       body,
@@ -172,7 +176,7 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
   ])('400 for %s', async (_, body, reason) => {
     const r = await projectSql(own, body);
     expect(r.status, JSON.stringify(r.body)).toBe(400);
-    expect(r.body).toEqual({ error: true, reason: expect.stringMatching(reason) });
+    expect(r.body).toEqual({ error: true, reason: expect.stringMatching(reason), message: expect.stringMatching(reason) });
   });
 
   it('a query over its memory bound is a 400 (PROJECT_SQL_MAX_MEMORY_MB)', async () => {
@@ -197,7 +201,11 @@ describe('bounds of project queries (embedded chDB)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300)); // it is in the engine now
     const second = await projectSql(own, { query: 'SELECT 1' });
     expect(second.status, JSON.stringify(second.body)).toBe(429);
-    expect(second.body).toEqual({ error: true, reason: expect.stringMatching(/^query: this account already runs 1 SQL/) });
+    expect(second.body).toEqual({
+      error: true,
+      reason: expect.stringMatching(/^query: this account already runs 1 SQL/),
+      message: expect.stringMatching(/^query: this account already runs 1 SQL/),
+    });
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     for (let i = 0; i < 3; i++) {
       const m = await timed(() =>

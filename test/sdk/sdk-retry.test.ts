@@ -98,7 +98,11 @@ it('the feedback calls of SPEC part 4, and their errors typed from SPEC 7.1', as
   expect(await client.vote(second.id)).toMatchObject({ feedback_id: second.id, vote_count: 2, has_voted: true });
   const conflict = await client.vote(second.id).catch((error: unknown) => error);
   expect(conflict).toBeInstanceOf(FeedbackApiError);
-  expect(conflict).toMatchObject({ status: 409, code: undefined, body: { error: true, reason: expect.any(String) } });
+  expect(conflict).toMatchObject({
+    status: 409,
+    code: undefined,
+    body: { error: true, reason: expect.any(String), message: expect.any(String) },
+  });
   const byVotes = await client.listFeedback({ sort: 'votes' });
   expect(byVotes.map((item) => item.id)).toEqual([second.id, created.id]);
   expect(byVotes[0]?.has_voted).toBe(true);

@@ -132,11 +132,15 @@ describe('serving', () => {
     // The API and the service's documents keep their own answers.
     const unknownApi = await fetch(`${server.url}/api/v1/no-such-route`);
     expect(unknownApi.status).toBe(404);
-    expect(await unknownApi.json()).toEqual({ error: true, reason: 'no route for GET /api/v1/no-such-route' });
+    expect(await unknownApi.json()).toEqual({
+      error: true,
+      reason: 'no route for GET /api/v1/no-such-route',
+      message: 'no route for GET /api/v1/no-such-route',
+    });
     // Paths that are no page of the dashboard keep the service's JSON 404.
     const notAPage = await fetch(`${server.url}/nope`);
     expect(notAPage.status).toBe(404);
-    expect(await notAPage.json()).toEqual({ error: true, reason: 'no route for GET /nope' });
+    expect(await notAPage.json()).toEqual({ error: true, reason: 'no route for GET /nope', message: 'no route for GET /nope' });
     expect((await fetch(`${server.url}/signin`)).headers.get('content-type')).toContain('text/html');
     expect((await fetch(`${server.url}/favicon.svg`)).headers.get('content-type')).toContain('svg');
     expect((await fetch(`${server.url}/assets/missing-file.js`)).status).toBe(404);

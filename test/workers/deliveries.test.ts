@@ -129,7 +129,11 @@ describe.each([
       expect(receiver.accepted).toHaveLength(1);
       const again = await server.request('POST', retryPath(failed!.id), { bearer });
       expect(again.status).toBe(409);
-      expect(again.body).toEqual({ error: true, reason: 'only a failed delivery can be retried; this one is delivered' });
+      expect(again.body).toEqual({
+        error: true,
+        reason: 'only a failed delivery can be retried; this one is delivered',
+        message: 'only a failed delivery can be retried; this one is delivered',
+      });
     },
   );
 
@@ -183,7 +187,11 @@ describe.each([
     await server.request('PATCH', `/api/v1/projects/${project.id}/integrations/${second.id}`, { bearer, body: { enabled: false } });
     expect(await server.request('POST', testPath(second.id), { bearer })).toMatchObject({
       status: 409,
-      body: { error: true, reason: 'the integration is disabled: enable it to send a test' },
+      body: {
+        error: true,
+        reason: 'the integration is disabled: enable it to send a test',
+        message: 'the integration is disabled: enable it to send a test',
+      },
     });
     expect((await server.request('POST', testPath(randomUUID()), { bearer })).status).toBe(404);
     const stranger = await createProject(server, { plan: 'pro' });
@@ -472,7 +480,11 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
 
     const retry = await request(project, 'POST', `/deliveries/${delivery!.id}/retry`);
     expect(retry.status).toBe(402);
-    expect(retry.body).toEqual({ error: true, reason: 'the free plan does not include integrations (Pro and Team)' });
+    expect(retry.body).toEqual({
+      error: true,
+      reason: 'the free plan does not include integrations (Pro and Team)',
+      message: 'the free plan does not include integrations (Pro and Team)',
+    });
     expect((await listDeliveries(server, project))[0]).toMatchObject({ status: 'failed', attempts: 1 });
 
     await setPlan(server, project.account, 'pro');
@@ -529,7 +541,11 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
     expect(smtp.messages.filter((m) => JSON.stringify(m.to).includes(tag))).toHaveLength(0);
     const retry = await request(project, 'POST', `/deliveries/${deliveries[0]!.id}/retry`);
     expect(retry.status).toBe(402);
-    expect(retry.body).toEqual({ error: true, reason: 'the pro plan does not include emails (Team only)' });
+    expect(retry.body).toEqual({
+      error: true,
+      reason: 'the pro plan does not include emails (Team only)',
+      message: 'the pro plan does not include emails (Team only)',
+    });
   });
 
   it('a worker whose claim expired cannot overwrite the outcome recorded by the worker that claimed it next', async () => {

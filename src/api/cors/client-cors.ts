@@ -45,8 +45,9 @@ export function clientRoutePattern(apiPrefix: string, paths: readonly string[]):
  * every POST /events/track of the benchmark) costs one header lookup; a GET without one also gets
  * `Vary: Origin`, so that a cache never hands its answer to a page of another origin.
  */
-export function clientCors(apiPrefix: string, clientPaths: readonly string[]): Middleware<AppState> {
+export function clientCors(apiPrefix: string, clientPaths: readonly string[], publicUrl?: string): Middleware<AppState> {
   const clientRoute = clientRoutePattern(apiPrefix, clientPaths);
+  const serviceOrigin = publicUrl === undefined ? undefined : originOf(publicUrl);
   return (ctx, next) => {
     const origin = ctx.req.headers.origin;
     if (origin === undefined) {
@@ -54,6 +55,7 @@ export function clientCors(apiPrefix: string, clientPaths: readonly string[]): M
       return next();
     }
     if (!clientRoute.test(ctx.path)) return next();
+    if (serviceOrigin !== undefined) ctx.state.serviceOrigin = serviceOrigin;
     ctx.vary('Origin');
     ctx.set('Access-Control-Allow-Origin', origin);
     if (ctx.method === 'OPTIONS') {
@@ -80,14 +82,27 @@ export function refuseUnlistedOrigin(ctx: RequestContext, project: ProjectWithPl
   if (origin === undefined || allowed.includes(origin)) return;
   // The service's own pages (the widget's panel, the public board: docs/widget.md) call it from
   // its own origin; their framing is held to the allowed origins by their CSP instead.
-  if (isSameHost(origin, ctx.host)) return;
+  if (isServiceOrigin(ctx, origin)) return;
   throw forbidden(`origin ${origin} is not allowed for this project's API key (allowed_origins)`);
 }
 
-function isSameHost(origin: string, host: string): boolean {
+/**
+ * Whether an Origin is the service's own: scheme, host and port all equal to the request's own
+ * (its connection's scheme and its Host), or to PUBLIC_URL's origin (the address behind a proxy
+ * that ends TLS). The host alone is not enough: `https://host` and `http://host` are two origins,
+ * and a page on the other scheme is another site's (issue 33).
+ */
+function isServiceOrigin(ctx: RequestContext, origin: string): boolean {
+  if (ctx.state.serviceOrigin !== undefined && origin === ctx.state.serviceOrigin) return true;
+  return origin === originOf(`${ctx.protocol}://${ctx.host}`);
+}
+
+/** The origin of a URL as a browser would send it, or undefined when it is none. */
+function originOf(url: string): string | undefined {
   try {
-    return new URL(origin).host === host;
+    const origin = new URL(url).origin;
+    return origin === 'null' ? undefined : origin;
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -20,7 +20,10 @@ export function registerCorsPaths(registry: OpenAPIRegistry, routes: readonly Ro
     registry.registerPath({
       method: 'options',
       path,
-      operationId: `preflight${path.replace(/\{id\}/g, 'Id').replace(/(?:^|\/)(\w)/g, (_, c: string) => c.toUpperCase())}`,
+      // `/feedbacks/{id}/votes` → preflightFeedbacksIdVotes, `/users/{userId}` → preflightUsersUserId.
+      operationId: `preflight${path
+        .replace(/\{(\w)(\w*)\}/g, (_, c: string, rest: string) => c.toUpperCase() + rest)
+        .replace(/(?:^|\/)(\w)/g, (_, c: string) => c.toUpperCase())}`,
       tags: ['CORS'],
       summary: 'CORS preflight',
       description:

@@ -186,7 +186,7 @@ export const exportRoutes = [
     tags: ['Data rights'],
     summary: 'Export the project’s SDK users (CSV or JSON Lines)',
     description:
-      'Every SDK user, first registered first: `id`, `user_id`, `mrr`, `first_seen_at`, `last_seen_at`. Read through a PostgreSQL cursor.',
+      'Every SDK user, first registered first: `id`, `user_id`, `mrr`, `first_seen_at`, `last_seen_at`, `email`, `name` (the last two as registered, docs/clients.md). Read through a PostgreSQL cursor.',
     params: ProjectPath,
     query: z.object({ format: formatParam(TABLE_EXPORT_FORMATS, 'csv') }),
     responses: {

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../../oltp/feedback.row.js';
-import type { VoteState } from '../../oltp/votes.repo.js';
 import { count, timestamp, uuid } from '../openapi/response-fields.js';
 import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
-import type { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
+import type { presentComment, presentFeedback, presentStatusCounts, presentVote, presentVoters } from './feedback.presenter.js';
 
 // Feedback, votes, comments (SPEC 2.1 to 2.5)
 
@@ -14,7 +13,10 @@ export const FeedbackResponse = z
     description: z.string(),
     status: z.enum(FEEDBACK_STATUSES),
     category: z.enum(FEEDBACK_CATEGORIES),
-    user_id: z.string().meta({ description: 'The submitter (the client app’s user id).' }),
+    user_id: z.string().meta({
+      description:
+        'The submitter (the client app’s user id). On the client routes, an anonymous board visitor’s `anon-…` id is shown as a `visitor-…` alias to everyone but that visitor (docs/widget.md).',
+    }),
     user_email: z.string().nullable().meta({ description: 'Email of the submitter, when one was given.' }),
     vote_count: count,
     has_voted: z.boolean().meta({ description: 'True only when the `X-User-Id` request header names a user who has voted.' }),
@@ -34,14 +36,23 @@ export const VoteResponse = z
     feedback_id: uuid,
     vote_count: count.meta({ description: 'The count after the action.' }),
     has_voted: z.boolean().meta({ description: 'Whether the user has a vote after the action.' }),
+    success: z.literal(true).meta({
+      description: 'Always true. Not in SPEC 2.4: the origin project’s Kotlin SDK requires it (docs/clients.md).',
+    }),
   })
   .meta({ id: 'Vote', description: 'The vote state after adding or removing a vote (SPEC 2.4).' });
 
 export const CommentResponse = z
   .object({
     id: uuid,
+    feedback_id: uuid.meta({
+      description: 'The item the comment is on. Not in SPEC 2.5: the origin project’s Kotlin SDK requires it (docs/clients.md).',
+    }),
     content: z.string(),
-    user_id: z.string(),
+    user_id: z.string().meta({
+      description:
+        'The author (the client app’s user id). An anonymous board visitor’s `anon-…` id is shown as a `visitor-…` alias to everyone but that visitor (docs/widget.md).',
+    }),
     is_admin: z.boolean(),
     created_at: timestamp,
   })
@@ -91,6 +102,6 @@ export type FeedbackResponseChecks = [
   Expect<SameShape<ReturnType<typeof presentVoters>, Out<typeof VotersResponse>>>,
   Expect<SameShape<ReturnType<typeof presentStatusCounts>, Out<typeof StatusCountsResponse>>>,
   Expect<SameShape<ReturnType<typeof presentFeedback>, Out<typeof FeedbackResponse>>>,
-  Expect<SameShape<VoteState, Out<typeof VoteResponse>>>,
+  Expect<SameShape<ReturnType<typeof presentVote>, Out<typeof VoteResponse>>>,
   Expect<SameShape<ReturnType<typeof presentComment>, Out<typeof CommentResponse>>>,
 ];

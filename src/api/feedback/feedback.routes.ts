@@ -1,19 +1,20 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { addComment, listComments } from '../../oltp/comments.repo.js';
-import { createFeedback, findFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
+import { createFeedback, findFeedback, heldFrom, listFeedbacks } from '../../oltp/feedback.repo.js';
 import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { keyProject } from '../auth.js';
 import { defineRoute, type RouteDeps } from '../define-route.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
+import { publicUserId } from '../identity/anonymous-alias.js';
 import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../openapi/building-blocks.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 import { viewerOf as headerViewer } from '../viewer.js';
-import { presentComment, presentFeedback } from './feedback.presenter.js';
+import { presentComment, presentFeedback, presentVote } from './feedback.presenter.js';
 import { CommentResponse, FeedbackResponse, VoteResponse } from './feedback.responses.js';
-import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody } from './feedback.schema.js';
+import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody, RemoveVoteQuery } from './feedback.schema.js';
 
 /**
  * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
@@ -48,6 +49,45 @@ function assertWritable(ctx: RequestContext) {
 const acting = (ctx: RequestContext, { sql, rateLimits }: RouteDeps, userId: string) => actingUser(ctx, { sql, rateLimits }, userId);
 
 const FeedbackPath = z.object({ id: feedbackId });
+
+/**
+ * What the client routes answer of an item or a comment: anonymous visitors' ids are shown as
+ * aliases to everyone but themselves (identity/anonymous-alias.ts, docs/widget.md).
+ */
+function clientFeedback(ctx: RequestContext, row: Parameters<typeof presentFeedback>[0], viewer: string | undefined) {
+  const item = presentFeedback(row);
+  return { ...item, user_id: publicUserId(keyProject(ctx).id, item.user_id, viewer) };
+}
+
+function clientComment(ctx: RequestContext, row: Parameters<typeof presentComment>[0], viewer: string | undefined) {
+  const comment = presentComment(row);
+  return { ...comment, user_id: publicUserId(keyProject(ctx).id, comment.user_id, viewer) };
+}
+
+/**
+ * The user of DELETE /feedbacks/:id/votes: the body's `userId` (SPEC 4.5), or, when no body names
+ * one, the `user_id` query parameter (the origin's Kotlin SDK sends no body, docs/clients.md).
+ * Both given and different is a 400, never a guess.
+ */
+function unvotingUser(ctx: RequestContext): string {
+  const fromQuery = parseQuery(RemoveVoteQuery, ctx.query).user_id;
+  const raw = ctx.request.body as unknown;
+  const noBody =
+    raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw as object).length === 0);
+  if (noBody && fromQuery !== undefined) return fromQuery;
+  const { userId } = parseBody(RemoveVoteBody, raw);
+  if (fromQuery !== undefined && fromQuery !== userId) {
+    throw badRequest('userId: must be given once: the body’s userId and the user_id query parameter disagree');
+  }
+  return userId;
+}
+
+const UnvoteQuery = z.object({
+  user_id: describe(
+    RemoveVoteQuery.shape.user_id,
+    'The user whose vote is removed, for clients that send DELETE without a body (the origin project’s Kotlin SDK). Read when the body names no user; both given and different is a 400. Also read as `userId`.',
+  ),
+});
 
 const ViewerHeader = z.object({
   'X-User-Id': describe(
@@ -101,8 +141,9 @@ export const feedbackRoutes = [
     },
     handler: async (ctx, { sql }) => {
       const query = parseQuery(ListFeedbacksQuery, ctx.query);
-      const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewerOf(ctx));
-      ctx.body = rows.map(presentFeedback);
+      const viewer = viewerOf(ctx);
+      const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewer);
+      ctx.body = rows.map((row) => clientFeedback(ctx, row, viewer));
     },
   }),
   defineRoute({
@@ -143,7 +184,7 @@ export const feedbackRoutes = [
       if (result.kind === 'limit_reached') {
         throw paymentRequired(`the ${project.plan} plan allows ${result.limit} feedback items per project`);
       }
-      ctx.body = presentFeedback(result.feedback);
+      ctx.body = clientFeedback(ctx, result.feedback, user.userId);
     },
   }),
   defineRoute({
@@ -168,8 +209,8 @@ export const feedbackRoutes = [
       const viewer = viewerOf(ctx);
       const row = await findFeedback(sql, keyProject(ctx).id, itemId(ctx), viewer);
       // An anonymous submission awaiting approval is its author's alone until an owner approves it.
-      if (!row || (row.awaiting_approval && row.user_id !== viewer)) throw notFound('feedback not found');
-      ctx.body = presentFeedback(row);
+      if (!row || heldFrom(row, viewer)) throw notFound('feedback not found');
+      ctx.body = clientFeedback(ctx, row, viewer);
     },
   }),
   defineRoute({
@@ -214,7 +255,7 @@ export const feedbackRoutes = [
         case 'already_voted':
           throw conflict('user has already voted on this feedback');
         case 'voted':
-          ctx.body = result.vote;
+          ctx.body = presentVote(result.vote);
       }
     },
   }),
@@ -228,7 +269,15 @@ export const feedbackRoutes = [
     summary: 'Remove a vote',
     description: 'Idempotent: removing a vote that does not exist answers the current count.',
     params: FeedbackPath,
-    body: body(RemoveVoteBody, 'RemoveVoteRequest', 'A JSON body sent with DELETE.'),
+    query: UnvoteQuery,
+    body: {
+      ...body(
+        RemoveVoteBody,
+        'RemoveVoteRequest',
+        'A JSON body sent with DELETE (SPEC 4.5); optional when the `user_id` query parameter names the user.',
+      ),
+      required: false,
+    },
     responses: {
       200: json('The vote state, with `has_voted` false.', VoteResponse),
       400: error('Validation failed; the reason names the field.'),
@@ -239,12 +288,12 @@ export const feedbackRoutes = [
     },
     handler: async (ctx, deps) => {
       const id = itemId(ctx);
-      const body = parseBody(RemoveVoteBody, ctx.request.body);
+      const userId = unvotingUser(ctx);
       assertWritable(ctx);
-      await acting(ctx, deps, body.userId);
-      const vote = await removeVote(deps.sql, keyProject(ctx).id, id, body.userId);
+      await acting(ctx, deps, userId);
+      const vote = await removeVote(deps.sql, keyProject(ctx).id, id, userId);
       if (!vote) throw notFound('feedback not found');
-      ctx.body = vote;
+      ctx.body = presentVote(vote);
     },
   }),
   defineRoute({
@@ -255,19 +304,23 @@ export const feedbackRoutes = [
     operationId: 'listComments',
     tags: ['Comments'],
     summary: 'List comments',
-    description: 'Oldest first; equal timestamps keep insertion order.',
+    description:
+      'Oldest first; equal timestamps keep insertion order. An anonymous submission awaiting the owner’s approval is a 404 to everyone but its author (`X-User-Id` or the signed token’s user).',
     params: FeedbackPath,
     responses: {
       200: json('The item’s comments.', z.array(CommentResponse)),
+      400: error('`X-User-Id` sent twice with different values.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended.'),
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
+    headers: ViewerHeader,
     handler: async (ctx, { sql }) => {
-      const rows = await listComments(sql, keyProject(ctx).id, itemId(ctx));
+      const viewer = viewerOf(ctx);
+      const rows = await listComments(sql, keyProject(ctx).id, itemId(ctx), { userId: viewer });
       if (!rows) throw notFound('feedback not found');
-      ctx.body = rows.map(presentComment);
+      ctx.body = rows.map((row) => clientComment(ctx, row, viewer));
     },
   }),
   defineRoute({
@@ -297,7 +350,7 @@ export const feedbackRoutes = [
       if (body.isAdmin && ctx.state.publishableKey) throw forbidden('isAdmin: a publishable key cannot post as the app’s team');
       const comment = await addComment(deps.sql, keyProject(ctx).id, id, body);
       if (!comment) throw notFound('feedback not found');
-      ctx.body = presentComment(comment);
+      ctx.body = clientComment(ctx, comment, body.userId);
     },
   }),
 ];

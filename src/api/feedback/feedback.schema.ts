@@ -51,27 +51,42 @@ export const OwnerReplyBody = bodySchema({
 });
 export type OwnerReplyBody = z.infer<typeof OwnerReplyBody>;
 
-/** POST /feedbacks body (SPEC 4.2, 8.1). */
-export const CreateFeedbackBody = bodySchema({
-  title: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
-  description: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 5000 characters').max(5000, 'must be 1 to 5000 characters'),
-  category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }),
-  userId: userIdSchema,
-  userEmail: optionalEmail,
-});
+/** POST /feedbacks body (SPEC 4.2, 8.1). `email` is read as `userEmail` (the origin's Kotlin SDK, docs/clients.md). */
+export const CreateFeedbackBody = bodySchema(
+  {
+    title: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
+    description: z.string({ error: 'must be a string' }).min(1, 'must be 1 to 5000 characters').max(5000, 'must be 1 to 5000 characters'),
+    category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }),
+    userId: userIdSchema,
+    userEmail: optionalEmail,
+  },
+  { email: 'userEmail' },
+);
 export type CreateFeedbackBody = z.infer<typeof CreateFeedbackBody>;
 
-/** POST /feedbacks/:id/votes body (SPEC 4.4). */
-export const AddVoteBody = bodySchema({
-  userId: userIdSchema,
-  email: optionalEmail,
-  notifyStatusChange: z.boolean({ error: 'must be a boolean' }).optional().default(false),
-});
+/**
+ * POST /feedbacks/:id/votes body (SPEC 4.4). `notifyOnStatusChange` is read as
+ * `notifyStatusChange` (the origin's Kotlin SDK, docs/clients.md); null is absent.
+ */
+export const AddVoteBody = bodySchema(
+  {
+    userId: userIdSchema,
+    email: optionalEmail,
+    notifyStatusChange: z.boolean({ error: 'must be a boolean' }).optional().default(false),
+  },
+  { notifyOnStatusChange: 'notifyStatusChange' },
+);
 export type AddVoteBody = z.infer<typeof AddVoteBody>;
 
 /** DELETE /feedbacks/:id/votes body (SPEC 4.5). */
 export const RemoveVoteBody = bodySchema({ userId: userIdSchema });
 export type RemoveVoteBody = z.infer<typeof RemoveVoteBody>;
+
+/**
+ * DELETE /feedbacks/:id/votes query: the user, for clients that send no body (the origin's Kotlin
+ * SDK sends `?user_id=…`, docs/clients.md). Read only when the body names no user.
+ */
+export const RemoveVoteQuery = z.object({ user_id: userIdSchema.optional() });
 
 /** POST /feedbacks/:id/comments body (SPEC 4.7). */
 export const AddCommentBody = bodySchema({
@@ -81,11 +96,21 @@ export const AddCommentBody = bodySchema({
 });
 export type AddCommentBody = z.infer<typeof AddCommentBody>;
 
-/** POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. */
-export const RegisterUserBody = bodySchema({
-  userId: userIdSchema,
-  mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
-});
+/**
+ * POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. The
+ * origin's Kotlin SDK registers `{ email, name, external_id, metadata }`: `external_id` is read as
+ * `userId`; `email` and `name` are kept (given as null, they clear the stored one; omitted, they
+ * stay); `metadata` is not part of the SDK user and is ignored (docs/clients.md).
+ */
+export const RegisterUserBody = bodySchema(
+  {
+    userId: userIdSchema,
+    mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
+    email: email.nullable().optional(),
+    name: z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').nullable().optional(),
+  },
+  { externalId: 'userId' },
+);
 export type RegisterUserBody = z.infer<typeof RegisterUserBody>;
 
 /** PATCH /projects/:id/feedbacks/:feedbackId body (admin). */

@@ -4,6 +4,7 @@ import { keyProject } from '../auth.js';
 import { badRequest, forbidden, unauthorized } from '../errors.js';
 import type { RateLimits } from '../middleware/rate-limit.js';
 import type { RequestContext } from '../state.js';
+import { ANONYMOUS_USER_ID } from './anonymous-alias.js';
 
 /** Who acts in a write request, and how we know (docs/widget.md, "Who can act"). */
 export type ActingUser = {
@@ -13,9 +14,6 @@ export type ActingUser = {
   /** The signed token's email, for notifications when the body gives none. */
   email?: string | undefined;
 };
-
-/** Anonymous visitors name themselves with ids of this shape (the board makes one per browser). */
-const ANONYMOUS_USER_ID = /^anon-[0-9a-z-]{8,64}$/;
 
 /**
  * The user a write (create, vote, unvote, comment) acts as:

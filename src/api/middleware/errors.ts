@@ -1,12 +1,12 @@
 import type { Middleware } from 'koa';
 import type { Logger } from '../../core/logger.js';
 import { MetricsError, type MetricsErrorBody } from '../../olap/metrics/metrics.errors.js';
-import { AppError, type ErrorBody } from '../errors.js';
+import { AppError, errorBodyOf } from '../errors.js';
 import type { AppState } from '../state.js';
 
 /**
  * The one place that turns a thrown error into a response. A MetricsError gets the metrics
- * body `{ error: { code, message } }` (SPEC 7.2); AppError carries its status and reason; errors of Koa's own stack (such as a 405) keep their 4xx status;
+ * body `{ error: { code, message } }` (SPEC 7.2); AppError carries its status and reason (and the same text as `message`, docs/clients.md); errors of Koa's own stack (such as a 405) keep their 4xx status;
  * anything else is a 500 whose details go to the log, never to the client.
  */
 export function errorHandler(logger: Logger): Middleware<AppState> {
@@ -19,10 +19,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       // The router's answer for a known path and another method (405) or an unknown method (501):
       // its Allow header stays, the body gets the SPEC 7.1 shape.
       if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
-        ctx.body = {
-          error: true,
-          reason: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`,
-        } satisfies ErrorBody;
+        ctx.body = errorBodyOf(`${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow')}`);
       }
     } catch (error) {
       if (error instanceof MetricsError) {
@@ -36,7 +33,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       }
       ctx.status = status;
       ctx.set(headers);
-      ctx.body = { error: true, reason } satisfies ErrorBody;
+      ctx.body = errorBodyOf(reason);
     }
   };
 }

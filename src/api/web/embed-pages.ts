@@ -4,6 +4,7 @@ import { send } from '@koa/send';
 import type { Middleware } from 'koa';
 import type { Sql } from '../../oltp/db.js';
 import { framingOriginsByBoardSlug, framingOriginsByPublishableKey } from '../../oltp/embed-framing.repo.js';
+import { isExactOrigin } from '../cors/allowed-origins.schema.js';
 import type { AppState, RequestContext } from '../state.js';
 import { WEB_DIST_DIR } from './web-static.js';
 
@@ -34,8 +35,19 @@ export function embedCsp(allowedOrigins: string[]): string {
     "object-src 'none'",
     "base-uri 'none'",
     "form-action 'self'",
-    `frame-ancestors ${allowedOrigins.length > 0 ? allowedOrigins.join(' ') : '*'}`,
+    `frame-ancestors ${frameAncestors(allowedOrigins)}`,
   ].join('; ');
+}
+
+/**
+ * The CSP source list of the allowed origins: any when the list is empty. Only exact origins are
+ * stored since issue 33 (cors/allowed-origins.schema.ts); one saved before (`http://*`) is left out
+ * here rather than copied into the header as a pattern, and a list with none left allows none.
+ */
+function frameAncestors(allowedOrigins: string[]): string {
+  if (allowedOrigins.length === 0) return '*';
+  const exact = allowedOrigins.filter(isExactOrigin);
+  return exact.length > 0 ? exact.join(' ') : "'none'";
 }
 
 function notFoundPage(ctx: RequestContext, what: string) {
