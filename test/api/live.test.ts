@@ -12,7 +12,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll } from '../helpers/process.js';
+import {
+  makeDataDir,
+  PROCESS_TEST_TIMEOUT_MS,
+  PROCESS_WAIT_FLOOR_MS,
+  removeDataDirs,
+  serviceEnv,
+  spawnScript,
+  stopAll,
+} from '../helpers/process.js';
 import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
 import { call, serviceSetup, sleep, startService } from '../helpers/service.js';
 
@@ -196,9 +204,9 @@ describe('live view in BullMQ mode with two API processes', () => {
         LOG_LEVEL: 'info',
       }),
     );
-    const [, port] = await procB.waitForStdout(/"port":(\d+)[^\n]*feedback service listening/, 90_000);
+    const [, port] = await procB.waitForStdout(/"port":(\d+)[^\n]*feedback service listening/, PROCESS_WAIT_FLOOR_MS);
     baseB = `http://127.0.0.1:${port}`;
-  }, 120_000);
+  }, PROCESS_TEST_TIMEOUT_MS);
   afterAll(async () => {
     await Promise.all(streams.splice(0).map((s) => s.close()));
     await stopAll();
@@ -223,14 +231,14 @@ describe('live view in BullMQ mode with two API processes', () => {
     expect(sortById(onB.events())).toEqual(sortById([fromA, fromB]));
   });
 
-  it('a graceful stop ends the open streams at once instead of waiting for them', { timeout: 30_000 }, async () => {
+  it('a graceful stop ends the open streams at once instead of waiting for them', { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
     const project = await createProject(server, { plan: 'pro' });
     const onB = await Stream.open(baseB, project);
     streams.push(onB);
     await onB.ready();
     const started = Date.now();
     procB.signal('SIGTERM');
-    const exit = await procB.waitForExit(9_000);
+    const exit = await procB.waitForExit(PROCESS_WAIT_FLOOR_MS);
     expect(exit.code, procB.describe()).toBe(0);
     // The shutdown's own grace for requests in flight is 10 s: the stream did not hold it.
     expect(Date.now() - started).toBeLessThan(8_000);
@@ -308,8 +316,7 @@ async function memoryMb(pid: number, metricsPort: number): Promise<{ rss: number
  * service process, ten streams, the same flood twice: first while the clients read (the baseline:
  * what ingestion itself holds, chDB's inserts included), then while they are paused. The service's
  * resident and external memory are sampled throughout; the paused phase's external memory (where
- * the owed bytes lived) may exceed the reading phase's by less than 32 MB, and with phases of 20 s
- * its RSS by less than 64 MB. CI floods LIVE_FLOOD_SECONDS (default 6) per phase;
+ * the owed bytes lived) may exceed the reading phase's by less than 32 MB. CI floods LIVE_FLOOD_SECONDS (default 6) per phase;
  * `npm run bench:live` runs the issue's 20 s. CI's events carry LIVE_FLOOD_PAD_BYTES (default
  * 8,000) of properties: each paused client is then owed far more than the kernel's socket buffers
  * absorb (about 4 MB a connection here), so without the bound the test fails (+109 MB external).
@@ -325,8 +332,8 @@ describe('live view: clients that stop reading (a real service process)', () => 
     await removeDataDirs();
   });
 
-  it(`10 paused clients under ${perSecond} events/s for ${seconds} s leave no backlog in the service (external memory +<32 MB; RSS +<64 MB with phases of 20 s); a resumed client hears how many it missed, then live events`, {
-    timeout: 120_000 + seconds * 6_000,
+  it(`10 paused clients under ${perSecond} events/s for ${seconds} s leave no backlog in the service (its external memory grows < 32 MB); a resumed client hears how many it missed, then live events`, {
+    timeout: PROCESS_TEST_TIMEOUT_MS + seconds * 6_000,
   }, async () => {
     const setup = await serviceSetup();
     const metricsPort = await findFreePort();
@@ -406,11 +413,11 @@ describe('live view: clients that stop reading (a real service process)', () => 
         `peak RSS ${paused.rss.toFixed(0)} MB (${rssGrowth >= 0 ? '+' : ''}${rssGrowth.toFixed(1)}), external ${paused.external.toFixed(0)} MB ` +
         `(${externalGrowth >= 0 ? '+' : ''}${externalGrowth.toFixed(1)})`,
     );
-    // Node's external memory is where the owed bytes lived (issue 33: +265 MB), and it barely moves
-    // otherwise. RSS also holds V8's heap, which at this load swings by about 80 MB between
-    // collections some 20 s apart (measured): only phases of 20 s (the bench) compare its peaks fairly.
+    // Node's external memory is where the owed bytes lived (issue 33: +265 MB; +303 MB here in 20 s
+    // without the bound), and it barely moves otherwise. RSS is printed, not checked: it also holds
+    // V8's uncollected garbage and chDB's inserts, and on this shared machine its peaks moved by
+    // -47 to +153 MB between two phases with the bound and +101 MB without it (measured).
     expect(externalGrowth).toBeLessThan(32);
-    if (seconds >= 20) expect(rssGrowth).toBeLessThan(64);
 
     // One client reads again: first the rest of what it was owed, then the notice, then live events.
     resumed.resume();
