@@ -8,7 +8,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import { PassThrough } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BoundedEventWriter, LIVE_STREAM_BEHIND_BYTES, LIVE_STREAM_MAX_OWED_BYTES } from '../../src/api/live/bounded-stream.js';
 import { findFreePort } from '../../src/core/net.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
@@ -439,5 +441,71 @@ describe('live view: clients that stop reading (a real service process)', () => 
     // It got what it could hold, then heard of every event of the phase it missed: the notice counts exactly.
     expect(skipped).toBeGreaterThan(0);
     expect(received + skipped).toBe(paused.events);
+  });
+});
+
+/** The bound itself, on a stream nobody reads until the test says so (src/api/live/bounded-stream.ts). */
+describe('BoundedEventWriter: what a live stream may owe its client', () => {
+  const message = (n: number | string) => `event: event\ndata: ${JSON.stringify({ n, pad: 'x'.repeat(1_000) })}\n\n`;
+  const unread = () => {
+    const stream = new PassThrough();
+    const writer = new BoundedEventWriter(stream, () => stream.writableLength + stream.readableLength);
+    return { stream, writer, owed: () => stream.writableLength + stream.readableLength };
+  };
+  const readAll = (stream: PassThrough) => {
+    const got = { text: '' };
+    stream.setEncoding('utf8').on('data', (chunk: string) => {
+      got.text += chunk;
+    });
+    return got;
+  };
+
+  it('past the budget skips what arrives, then, once read, says how many before live events again', async () => {
+    const { stream, writer, owed } = unread();
+    for (let n = 0; n < 1_000; n++) writer.writeEvents([n], message);
+    expect(owed()).toBeLessThanOrEqual(LIVE_STREAM_BEHIND_BYTES + message(999).length);
+    const skipped = writer.skipped;
+    const written = 1_000 - skipped;
+    expect(skipped).toBeGreaterThan(500);
+    writer.writeComment('heartbeat'); // nothing while behind
+    const got = readAll(stream);
+    await eventually('the notice', 5_000, async () => got.text.includes('event: skipped'));
+    writer.writeEvents(['live'], message);
+    await eventually('the live event', 5_000, async () => got.text.includes('"n":"live"'));
+    const blocks = got.text.split('\n\n').filter(Boolean);
+    expect(blocks).toHaveLength(written + 2);
+    expect(blocks.slice(0, written).every((block, i) => block.includes(`"n":${i},`))).toBe(true);
+    expect(blocks[written]).toBe(`event: skipped\ndata: {"skipped":${skipped}}`);
+    expect(blocks[written + 1]).toContain('"n":"live"');
+    expect(got.text).not.toContain('heartbeat');
+  });
+
+  it('a batch reaches a client that is not behind whole up to the most a stream may owe; its tail is skipped', async () => {
+    const { writer, owed } = unread();
+    const perEvent = message(0).length;
+    const fits = Math.floor(LIVE_STREAM_MAX_OWED_BYTES / (perEvent + 2));
+    writer.writeEvents(
+      Array.from({ length: fits }, (_, n) => n),
+      message,
+    );
+    expect(writer.skipped).toBe(0);
+    expect(owed()).toBeGreaterThan(LIVE_STREAM_BEHIND_BYTES);
+    // Behind now: the next batch is skipped whole, and nothing more is held.
+    const before = owed();
+    writer.writeEvents([1, 2, 3], message);
+    expect(writer.skipped).toBe(3);
+    expect(owed()).toBe(before);
+    // A batch larger than the most a stream may owe: written up to it, the rest counted.
+    const fresh = unread();
+    fresh.writer.writeEvents(
+      Array.from({ length: 2 * fits }, (_, n) => n),
+      message,
+    );
+    const got = readAll(fresh.stream);
+    await eventually('the written part read', 5_000, async () => fresh.owed() === 0);
+    expect(got.text.length).toBeLessThanOrEqual(LIVE_STREAM_MAX_OWED_BYTES);
+    const written = got.text.split('\n\n').filter(Boolean).length;
+    expect(written).toBeGreaterThan(fits - 2);
+    expect(fresh.writer.skipped).toBe(2 * fits - written);
   });
 });

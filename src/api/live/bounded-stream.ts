@@ -35,6 +35,8 @@ export const skippedMessage = (skipped: number) => `event: skipped\ndata: ${JSON
  * than LIVE_STREAM_BEHIND_BYTES), the events that arrive are dropped and counted; once it has
  * taken its backlog, the stream sends `event: skipped` with that count, then live events again.
  * Memory per stream stays under about LIVE_STREAM_MAX_OWED_BYTES, whatever the client does.
+ * (A chunk passing through a PassThrough is counted on both of its sides until it moves on, so
+ * `owed` errs high, never low.)
  */
 export class BoundedEventWriter {
   #skipped = 0;
@@ -46,6 +48,11 @@ export class BoundedEventWriter {
   ) {
     // A client that reads again hears of its gap now, not only with the next event.
     for (const emitter of drains) emitter.on('drain', () => this.#resumeIfCaughtUp());
+  }
+
+  /** Events skipped since the client last heard of a gap. */
+  get skipped(): number {
+    return this.#skipped;
   }
 
   /**
