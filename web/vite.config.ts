@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import prefresh from '@prefresh/vite';
 import { defineConfig } from 'vite';
 
 /** The API that `npm run dev:web` proxies to: a service started with `npm start` (PORT 3000). */
@@ -9,8 +8,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   // Preact's automatic JSX runtime (react-jsx with preact as the import source, as in tsconfig.json).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  // Hot reload for `npm run dev:web`: a changed component is swapped in place, its state kept.
-  plugins: [await prefresh()],
+  // No Preact hot-swap plugin: @prefresh/vite (through @prefresh/rolldown) needs Node 22.12, and
+  // the service promises Node 20.19 (issue 28). `npm run dev:web` reloads the page on a change.
   build: {
     outDir: 'dist',
     emptyOutDir: true,

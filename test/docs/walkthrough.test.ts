@@ -211,7 +211,7 @@ describe(`the walk-through of ${GUIDE}, command by command, on a freshly started
     // The guide runs "from the repository's folder", where the data directory is `.data`.
     workDir = await mkdtemp(path.join(tmpdir(), 'feedback-guide-'));
     await symlink(dataDir, path.join(workDir, '.data'));
-  }, 90_000);
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
   afterAll(async () => {
     await stopAll();

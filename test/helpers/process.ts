@@ -46,7 +46,24 @@ export function serviceEnv(vars: Partial<Record<(typeof SERVICE_VARIABLES)[numbe
 
 export type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
-/** A `tsx <script>` child process whose output is collected as it arrives. */
+/**
+ * The least time a test gives a spawned process to reach a condition (print a line, exit). On a
+ * loaded machine (load 8 to 15 on 2 cores: other test files, other work) a process takes several
+ * times as long as on an idle one: `src/main.ts` with PORT=abc took 14 s to exit at load 24
+ * against 2 s idle (measured), and the start-up tests' 15 s limits failed (issue 28). A wait ends
+ * as soon as its condition holds, so a generous limit costs a passing run nothing: the wait
+ * helpers below raise any smaller limit to this one, and a failing run says what it waited for.
+ * Tests that start processes give themselves a timeout above it (PROCESS_TEST_TIMEOUT_MS).
+ */
+export const PROCESS_WAIT_FLOOR_MS = 120_000;
+
+/** A test timeout for a test that starts a process and waits for it once or twice. */
+export const PROCESS_TEST_TIMEOUT_MS = 300_000;
+
+/** The limit a wait really gets: the caller's, or the floor if that is longer. */
+const generous = (timeoutMs: number) => Math.max(timeoutMs, PROCESS_WAIT_FLOOR_MS);
+
+/** A `tsx <script>` child process (or node with other arguments) whose output is collected as it arrives. */
 export class ServiceProcess {
   readonly child: ChildProcess;
   stdout = '';
@@ -56,12 +73,13 @@ export class ServiceProcess {
   readonly exited: Promise<Exit>;
   private readonly listeners = new Set<() => void>();
 
-  constructor(script: string, env: NodeJS.ProcessEnv) {
+  /** `args` replaces `--import tsx <script>` (then `script` only names the process in messages). */
+  constructor(script: string, env: NodeJS.ProcessEnv, args: readonly string[] = ['--import', 'tsx', script]) {
     // A process group of its own, so cleanup can also reach whatever the service started
     // (the embedded PostgreSQL) if the service itself fails to stop it.
     // As the npm scripts run it: node with tsx's loader, no wrapper process between us and the
     // service, so signals reach the service itself.
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], {
+    this.child = spawn(process.execPath, [...args], {
       cwd: REPO_ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,8 +122,12 @@ export class ServiceProcess {
     return `exit=${JSON.stringify(this.exit ?? null)}\n--- stdout ---\n${this.stdout}\n--- stderr ---\n${this.stderr}`;
   }
 
-  /** Waits until stdout matches; fails on timeout or when the process exits first. */
-  waitForStdout(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  /**
+   * Waits until stdout matches; fails on timeout or when the process exits first. The limit is at
+   * least PROCESS_WAIT_FLOOR_MS.
+   */
+  waitForStdout(pattern: RegExp, timeoutMs: number = PROCESS_WAIT_FLOOR_MS): Promise<RegExpMatchArray> {
+    const limitMs = generous(timeoutMs);
     return new Promise((resolve, reject) => {
       const check = () => {
         const match = this.stdout.match(pattern);
@@ -113,8 +135,8 @@ export class ServiceProcess {
         if (this.exit) return finish(() => reject(new Error(`process exited before printing ${pattern}\n${this.describe()}`)));
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}\n${this.describe()}`))),
-        timeoutMs,
+        () => finish(() => reject(new Error(`timed out after ${limitMs} ms waiting for ${pattern}\n${this.describe()}`))),
+        limitMs,
       );
       const finish = (settle: () => void) => {
         clearTimeout(timer);
@@ -126,8 +148,16 @@ export class ServiceProcess {
     });
   }
 
-  /** Waits for the exit; fails on timeout (the process is left running for cleanup to kill). */
-  async waitForExit(timeoutMs: number): Promise<Exit> {
+  /**
+   * Waits for the exit; fails on timeout (the process is left running for cleanup to kill). The
+   * limit is at least PROCESS_WAIT_FLOOR_MS.
+   */
+  waitForExit(timeoutMs: number = PROCESS_WAIT_FLOOR_MS): Promise<Exit> {
+    return this.exitWithin(generous(timeoutMs));
+  }
+
+  /** The exit within exactly `timeoutMs`: cleanup's own short waits, which end in a kill anyway. */
+  private async exitWithin(timeoutMs: number): Promise<Exit> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`process did not exit within ${timeoutMs} ms\n${this.describe()}`)), timeoutMs);
@@ -152,14 +182,14 @@ export class ServiceProcess {
     if (this.child.pid === undefined) return;
     if (!this.exit) {
       this.child.kill('SIGTERM');
-      await this.waitForExit(graceMs).catch(() => undefined);
+      await this.exitWithin(graceMs).catch(() => undefined);
     }
     try {
       process.kill(-this.child.pid, 'SIGKILL');
     } catch {
       // the group is already gone
     }
-    await this.waitForExit(5_000).catch(() => undefined);
+    await this.exitWithin(5_000).catch(() => undefined);
   }
 }
 
@@ -168,6 +198,13 @@ const running = new Set<ServiceProcess>();
 /** Spawns `tsx <script>` (relative to the repository root) with exactly this environment. */
 export function spawnScript(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
   const proc = new ServiceProcess(script, env);
+  running.add(proc);
+  return proc;
+}
+
+/** Spawns `node <args>` (e.g. `--import tsx -e <code>`) with exactly this environment; `name` is for messages. */
+export function spawnNode(name: string, args: readonly string[], env: NodeJS.ProcessEnv): ServiceProcess {
+  const proc = new ServiceProcess(name, env, args);
   running.add(proc);
   return proc;
 }

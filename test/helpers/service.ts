@@ -7,7 +7,7 @@ import { INGEST_QUEUE } from '../../src/ingest/queue/ingest.queue.js';
 import { createSql } from '../../src/oltp/db.js';
 import { databaseUrlFor } from './database.js';
 import { assertDocumented } from './openapi-validator.js';
-import { makeDataDir, type ServiceProcess, serviceEnv, spawnScript } from './process.js';
+import { makeDataDir, PROCESS_WAIT_FLOOR_MS, type ServiceProcess, serviceEnv, spawnScript } from './process.js';
 
 /*
  * Running the service as real child processes (`src/main.ts`) against their own PostgreSQL
@@ -136,17 +136,17 @@ export async function serviceSetup(redisUrl?: string): Promise<ServiceSetup> {
   return { env, base: `http://127.0.0.1:${port}`, dataDir, prefix, operatorToken };
 }
 
-/** `npm start` as a child process; resolves once it listens. */
+/** `npm start` as a child process; resolves once it listens (within PROCESS_WAIT_FLOOR_MS: a loaded machine). */
 export async function startService(setup: ServiceSetup): Promise<ServiceProcess> {
   const proc = spawnScript('src/main.ts', setup.env);
-  await proc.waitForStdout(LISTENING, 60_000);
+  await proc.waitForStdout(LISTENING, PROCESS_WAIT_FLOOR_MS);
   return proc;
 }
 
 /** SIGTERM, and the graceful exit 0 that must follow. */
 export async function stopService(proc: ServiceProcess): Promise<void> {
   proc.signal('SIGTERM');
-  const exit = await proc.waitForExit(30_000);
+  const exit = await proc.waitForExit(PROCESS_WAIT_FLOOR_MS);
   expect(exit.code, proc.describe().slice(-4_000)).toBe(0);
 }
 
@@ -171,7 +171,7 @@ export async function storedDump(dataDir: string, projectId: string): Promise<St
     DUMP_DATA_DIR: dataDir,
     DUMP_PROJECT_ID: projectId,
   });
-  const exit = await proc.waitForExit(60_000);
+  const exit = await proc.waitForExit(PROCESS_WAIT_FLOOR_MS);
   expect(exit.code, proc.describe().slice(-4_000)).toBe(0);
   const line = /^DUMP (.*)$/m.exec(proc.stdout);
   expect(line, proc.describe().slice(-4_000)).not.toBeNull();

@@ -158,7 +158,7 @@ describe('embedded ingestion across crashes', () => {
         `unshipped at the kill${atKill.shipping ? ' with an insert in flight' : ''}; ${unanswered.length} cut requests retried after the restart; ` +
         `log shipped ${drainMs} ms after the restart; ${copies.size} rows, each once`,
     );
-  }, 90_000);
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
   it('a graceful stop that may not ship (INGEST_LOG_SHUTDOWN_SECONDS=0) exits 0 and leaves the events in the log; the next start ships each once', async () => {
     const setup = await serviceSetup();
@@ -186,7 +186,7 @@ describe('embedded ingestion across crashes', () => {
     console.info(
       `[stop, no time to ship] ${before.size} of ${acknowledged.size} stored at the stop, ${left.unshipped} bytes left in the log; all stored once after the next start`,
     );
-  }, 90_000);
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
   it('a log whose last record is cut in half: the service recovers every record before it and ships each once', async () => {
     const setup = await serviceSetup();
@@ -222,7 +222,7 @@ describe('embedded ingestion across crashes', () => {
     const copies = await storedCopies(setup.dataDir, projectId);
     const expected = new Set([...(frames[0] ?? []), ...(frames[1] ?? [])].map((event) => event.event_id));
     expectExactlyOnce(copies, expected, new Set(frames[2]?.map((event) => event.event_id)));
-  }, 90_000);
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 });
 
 function trackBody(i: number): EventBody {

@@ -176,7 +176,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         `[SIGKILL] 20,000 acknowledged in ${sendMs} ms; killed with ${atKill.active} active + ${atKill.wait} waiting jobs ` +
           `(${afterKill} pending after the kill); drained ${drainMs} ms after the restart; ${copies.size} rows, no duplicate`,
       );
-    }, 120_000);
+    }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
     it('Redis unreachable: 503 with Retry-After at once, nothing half-acknowledged; accepted again after Redis returns', async () => {
       const redis = new OwnRedis(await findFreePort(), await makeDataDir());
@@ -259,7 +259,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         `[Redis down] ${outage.length} requests refused (slowest ${slowest} ms, ${refused.size} client ids); ` +
           `accepted again ${reconnectMs} ms after Redis returned; ${copies.size} rows = acknowledged, none refused`,
       );
-    }, 120_000);
+    }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
     it('Redis hanging (answers nothing): 503 after a bounded wait, and a retry with the same eventIds is stored once', async () => {
       const redis = new OwnRedis(await findFreePort(), await makeDataDir());
@@ -317,7 +317,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         `[Redis hung] 503 after ${Math.max(...outage.map((reply) => reply.ms))} ms; retried with the same eventIds: ` +
           `${copies.size} rows, each once`,
       );
-    }, 120_000);
+    }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
   });
 
   describe('ClickHouse inserts failing for a while', () => {

@@ -141,7 +141,7 @@ describe('npm run migrate (tsx src/migrate.ts)', () => {
     const line = logLines(third.stdout).find((entry) => Array.isArray(entry.postgres));
     expect(line, third.describe()).toMatchObject({ postgres: [], clickhouse: [], msg: 'schema up to date' });
     expect(await ledger(db.sql)).toEqual(before);
-  }, 45_000);
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 
   it('exits 1 with the reason on stderr when the database cannot be reached', async () => {
     const db = await freshDatabase();
@@ -150,7 +150,7 @@ describe('npm run migrate (tsx src/migrate.ts)', () => {
     const exit = await proc.waitForExit(20_000);
     expect(exit.code, proc.describe()).toBe(1);
     expect(proc.stderr).toContain(`${db.name}_missing`);
-  });
+  }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
 });
 
 describe('migratePostgres', () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createProjectOver } from '../helpers/factories.js';
-import { removeDataDirs, stopAll } from '../helpers/process.js';
+import { PROCESS_TEST_TIMEOUT_MS, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { TEST_REDIS_URL } from '../helpers/server.js';
 import {
@@ -92,6 +92,7 @@ describe.each([
         if (redis) await deleteKeys(TEST_REDIS_URL, setup.prefix);
       }
     },
-    90_000,
+    // Two starts, two stops and a read of ClickHouse, each allowed PROCESS_WAIT_FLOOR_MS: a loaded machine.
+    PROCESS_TEST_TIMEOUT_MS,
   );
 });

@@ -279,7 +279,8 @@ export const insightsRoutes = [
     tags: ['Insights'],
     summary: 'Live view: the project’s events as they are acknowledged (Server-Sent Events)',
     description:
-      'A `text/event-stream`: each acknowledged event as `event: event` whose data is the Tracked event (SPEC 2.7), within 2 s; `event: ready` once every API process’s events reach the stream; a comment line every LIVE_HEARTBEAT_SECONDS (15). ' +
+      'A `text/event-stream`: each acknowledged event as `event: event` whose data is the Tracked event (SPEC 2.7), within 2 s; `event: ready` once every API process’s events reach the stream; a comment line every LIVE_HEARTBEAT_SECONDS (15) while the client owes nothing. ' +
+      'A client owed more than 256 KB (it stopped reading or reads too slowly) is behind: the events that arrive meanwhile are skipped, not buffered; once it has taken its backlog it gets `event: skipped` with data `{"skipped": <count>}`, then live events again. ' +
       `Below Pro only ${PREDEFINED} are sent. 429 beyond LIVE_MAX_CONNECTIONS_PER_ACCOUNT (5) open streams of the account in one API process.`,
     params: ProjectPath,
     responses: {

@@ -7,6 +7,7 @@ import { perApp } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError } from '../errors.js';
 import type { RequestContext } from '../state.js';
+import { BoundedEventWriter } from './bounded-stream.js';
 import { LocalLiveFeed } from './live-feed.js';
 
 /** Open streams per account in this process: the connection cap's ledger. */
@@ -42,6 +43,8 @@ const fallbackFeed = perApp(() => new LocalLiveFeed());
  * project's events as they are acknowledged, fed by the process's one LiveFeed. Below Pro only the
  * predefined events are sent. A comment line every heartbeat period keeps proxies from closing it;
  * `event: ready` says from when every event is seen. 429 beyond the account's open streams.
+ * What a stream owes a slow client is bounded (BoundedEventWriter): past the budget its events
+ * are skipped, and `event: skipped` says how many once it reads again.
  */
 export async function liveStream(ctx: RequestContext, deps: ApiDeps): Promise<void> {
   const { sql, config } = deps;
@@ -79,15 +82,18 @@ export async function liveStream(ctx: RequestContext, deps: ApiDeps): Promise<vo
   ctx.status = 200;
   ctx.set({ 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' });
   ctx.body = stream;
+  // Owed to the client: this stream's buffers and those of the response and its socket.
+  const owed = () => stream.writableLength + stream.readableLength + ctx.res.writableLength;
+  const writer = new BoundedEventWriter(stream, owed, [stream, ctx.res]);
   stream.write(`: live events of project ${project.id}\nretry: 2000\n\n`);
-  heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), config.live.heartbeatMs);
+  heartbeat = setInterval(() => writer.writeComment('heartbeat'), config.live.heartbeatMs);
 
   try {
     const stop = await feed.subscribe(
       project.id,
       (events) => {
         const visible = allNames ? events : events.filter((event) => isPredefinedEvent(event.event_name));
-        if (visible.length > 0 && !closed) stream.write(visible.map(eventMessage).join(''));
+        if (visible.length > 0 && !closed) writer.writeEvents(visible, eventMessage);
       },
       shutdown,
     );
