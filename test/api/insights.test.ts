@@ -317,10 +317,13 @@ describe('feature impact: PUT/GET /projects/:id/feedbacks/:feedbackId/impact (fi
     const refused = await get(free, `/feedbacks/${freeItem.id}/impact`);
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('METRICS_CUSTOM_EVENTS_REQUIRE_PRO');
-    // An unknown item, and an item without links, are 404.
+    // An unknown item is a 404; an item without links is the normal empty state (a 200 the
+    // dashboard draws without logging an error).
     expect((await get(project, `/feedbacks/${randomUUID()}/impact`)).status).toBe(404);
     const unlinked = await createFeedback(server, project);
-    expect((await get(project, `/feedbacks/${unlinked.id}/impact`)).status).toBe(404);
+    const empty = await get(project, `/feedbacks/${unlinked.id}/impact`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toMatchObject({ feedback_id: unlinked.id, event_names: [], before: null, after: null, series: [] });
   });
 });
 

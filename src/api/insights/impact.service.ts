@@ -17,7 +17,8 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * GET /projects/:id/feedbacks/:feedbackId/impact (docs/insights.md, "Feature impact"): the linked
  * events `days` days before and after the item shipped, its voters who used them after, and a
  * daily series. The span [shipped − days, shipped + days) is the request's window, clamped by the
- * plan like any other (its days are date_from and date_to); before shipping only the voters are told.
+ * plan like any other (its days are date_from and date_to); before shipping, or with no event
+ * linked, only the voters are told.
  */
 export async function impactAnswer(
   client: ClickHouseClient,
@@ -26,12 +27,14 @@ export async function impactAnswer(
 ) {
   const shipped = await shippedAt(client, target.projectId, input.feedbackId);
   const base = { feedback_id: input.feedbackId, event_names: input.eventNames, days: input.days, voters: input.voters.length };
-  if (shipped === null) {
+  // Not shipped yet, or nothing linked yet (a normal state of every new item, so a 200 and not a
+  // 404 a page would log as an error): only the voters are told.
+  if (shipped === null || input.eventNames.length === 0) {
     const p = prepare(target, {}, input.eventNames);
     return {
       ...p.echo,
       ...base,
-      shipped_at: null,
+      shipped_at: shipped === null ? null : wholeSeconds(clickhouseTimeToIso(shipped)),
       before: null,
       after: null,
       voters_adopted: null,

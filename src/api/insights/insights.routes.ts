@@ -176,21 +176,20 @@ export const insightsRoutes = [
     operationId: 'feedbackImpact',
     tags: ['Insights'],
     summary: 'Feature impact: use of the linked events before and after the item shipped, by its voters too',
-    description: `Before the item is completed: a 200 with shipped_at null. The span [shipped_at − days, shipped_at + days) is the request’s window: ${windowNote}`,
+    description: `Before the item is completed: a 200 with shipped_at null. With no event linked yet (PUT the impact): a 200 with event_names [] and null measures. The span [shipped_at − days, shipped_at + days) is the request’s window: ${windowNote}`,
     params: FeedbackPath,
     query: z.object({ days: describe(z.number().int().min(1).max(365).optional(), 'Days before and after shipped_at (default 30).') }),
     responses: {
       200: json('The impact.', ImpactResult),
       400: plan400,
       402: plan402,
-      ...common(', feedback item, or linked events (PUT the impact first)'),
+      ...common(' or feedback item'),
     },
     handler: async (ctx, { sql, clickhouse }) => {
       const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
       const item = await itemVoters(ctx, sql, project.id);
       const days = intParameter('days', insightsQuery(ctx, ['days']).days, 1, 365, 30);
-      const eventNames = await findImpactLink(sql, project.id, item.id);
-      if (!eventNames) throw notFound('no events are linked to this feedback item: PUT its impact first');
+      const eventNames = (await findImpactLink(sql, project.id, item.id)) ?? [];
       ctx.body = await impactAnswer(
         clickhouse,
         { projectId: project.id, plan: project.plan },
