@@ -20,7 +20,13 @@ export type ChAnswer = { status: number; headers: Headers; text: string; bytes: 
 export async function chRequest(
   base: string,
   search: Record<string, string>,
-  options: { auth?: TestClickhouseCredential; body?: string | Buffer; headers?: Record<string, string>; method?: string; path?: string } = {},
+  options: {
+    auth?: TestClickhouseCredential;
+    body?: string | Buffer;
+    headers?: Record<string, string>;
+    method?: string;
+    path?: string;
+  } = {},
 ): Promise<ChAnswer> {
   const url = `${base}${options.path ?? '/'}?${new URLSearchParams(search)}`;
   const headers: Record<string, string> = { ...options.headers };

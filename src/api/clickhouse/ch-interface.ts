@@ -214,26 +214,35 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       );
       if (compress) res.setHeader('Content-Encoding', compress.encoding);
       const maxBytes = limits.maxBytes;
+      /** True while the query's stream may still yield: leaving before that cancels it. */
+      let open = !ended;
       async function* body(): AsyncGenerator<Uint8Array> {
         let sent = heldBytes;
-        yield* held;
-        held.length = 0;
-        if (ended) return;
         try {
-          for (;;) {
-            const next = await pieces.next();
-            if (next.done) return;
+          yield* held;
+          held.length = 0;
+          while (open) {
+            const next = await pieces.next().catch((error: unknown) => {
+              open = false; // it failed, and has closed its session
+              throw error;
+            });
+            if (next.done) {
+              open = false;
+              return;
+            }
             sent += next.value.byteLength;
             if (sent > maxBytes) {
-              await pieces.return?.(undefined);
               yield midStreamException(tooLarge(maxBytes), tag, version);
               return;
             }
             yield next.value;
           }
         } catch (error) {
-          if (client.signal.aborted) return;
-          yield midStreamException(asClickhouseError(error), tag, version);
+          // The client's going reaches here too (Readable.from throws its error into the generator).
+          if (!open && !client.signal.aborted) yield midStreamException(asClickhouseError(error), tag, version);
+        } finally {
+          // Left early (the client went, or the bound): the query is cancelled and its session closed.
+          if (open) await pieces.return?.(undefined);
         }
       }
       const source = Readable.from(body(), { objectMode: false });
@@ -273,8 +282,7 @@ function unexpected(error: unknown, logger: Logger, queryId: string): Clickhouse
   return chError(CH.UNKNOWN_EXCEPTION, 'Internal error of the service; the query id identifies it in the service log');
 }
 
-const tooLarge = (maxBytes: number) =>
-  chError(CH.TOO_MANY_ROWS_OR_BYTES, `Limit for result exceeded, max bytes: ${formatBytes(maxBytes)} (CLICKHOUSE_INTERFACE_MAX_BYTES)`);
+const tooLarge = (maxBytes: number) => chError(CH.TOO_MANY_ROWS_OR_BYTES, `Limit for result exceeded, max bytes: ${formatBytes(maxBytes)}`);
 
 function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

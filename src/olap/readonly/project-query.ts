@@ -167,6 +167,7 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
             maxResultBytes,
             // Whole blocks of the engine's default size: the output is streamed, not bounded here.
             maxBlockSize: 65_409,
+            engineOutputDefaults: true,
             tableFilters: { ...tenantTableFilters(scope, database), ...introspectionTableFilters(database) },
             extraSettings: streamOptions.settings,
           },

@@ -107,10 +107,10 @@ async function checkedStatement(
   engine: ReadonlyEngine,
   session: ReadonlySession,
   single: string,
-  limit: number,
+  limit: number | undefined,
   check: ReadonlyQueryOptions['check'],
 ): Promise<string> {
-  const statement = await singleStatement(session, `SELECT * FROM (${single}) LIMIT ${limit}`);
+  const statement = await singleStatement(session, `SELECT * FROM (${single})${limit === undefined ? '' : ` LIMIT ${limit}`}`);
   // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
   if ((await singleStatement(session, statement)) !== statement)
     throw new ReadonlyQueryRefused('the query does not format to one statement', SYNTAX_ERROR);
@@ -155,8 +155,9 @@ export type ReadonlyStream = {
  * The streamed twin of runReadonlyQuery, for answers too large to hold (the ClickHouse interface):
  * the same session, the same single-statement formatter, the same wrapping and parse-tree checks,
  * then the statement's output in the engine's own format, yielded as it comes. Rows past
- * `maxRows` fail the query in the engine (max_result_rows, result_overflow_mode = 'throw'): the
- * statement is wrapped in a LIMIT of one row more, so a longer result always reaches the limit.
+ * `maxRows` fail the query in the engine (max_result_rows, result_overflow_mode = 'throw'). The
+ * wrapper has no LIMIT of its own here: formats that report it (JSON's rows_before_limit_at_least)
+ * must show the query's, as a server would.
  * Everything before the first piece (the checks, a refusal by the engine) throws
  * ReadonlyQueryRefused; an error after it is thrown from the loop.
  */

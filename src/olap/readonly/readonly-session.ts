@@ -23,6 +23,11 @@ export type ReadonlyLimits = {
    * request text (project-query.ts). Set before readonly, so the query cannot lift it.
    */
   tableFilters?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The engine's own output defaults (the ClickHouse interface) instead of the JSON routes' 64-bit
+   * integers as strings.
+   */
+  engineOutputDefaults?: boolean | undefined;
   /** Rows per block of output; unset: 1024, so runBounded's bound is checked often. */
   maxBlockSize?: number | undefined;
   /**
@@ -96,8 +101,8 @@ function readonlySettings(limits: ReadonlyLimits): Record<string, number | strin
     // Output comes in pieces of at most this many rows, so runBounded's bound is checked
     // often: with the default (65,409) one block of wide rows was a single 129 MB piece.
     max_block_size: limits.maxBlockSize ?? 1024,
-    // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
-    output_format_json_quote_64bit_integers: 1,
+    // 64-bit integers as strings, exact in JavaScript (the JSON routes; the interface keeps the engine's default).
+    ...(limits.engineOutputDefaults ? {} : { output_format_json_quote_64bit_integers: 1 }),
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
     ...(limits.maxMemoryBytes !== undefined ? { max_memory_usage: limits.maxMemoryBytes } : {}),
     ...(limits.tableFilters ? { additional_table_filters: mapText(limits.tableFilters) } : {}),
@@ -165,7 +170,8 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
               const result = await client.exec({
                 query: `${statement} FORMAT ${format}`,
                 query_params: params,
-                clickhouse_settings: settings,
+                // A server goes on with a read whose client has gone unless told otherwise.
+                clickhouse_settings: { ...settings, cancel_http_readonly_queries_on_client_close: 1 },
                 ...(signal ? { abort_signal: signal } : {}),
               });
               for await (const piece of result.stream as AsyncIterable<Buffer>) yield piece;
@@ -191,7 +197,7 @@ async function* rowBytes(stream: AsyncIterable<{ text: string }[]>): AsyncGenera
 }
 
 type ChdbSession = {
-  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string }>;
+  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string; bytes(): Uint8Array }>;
   queryStream(query: string, opts?: { format?: string; signal?: AbortSignal }): AsyncIterable<{ raw(): Uint8Array }>;
   close(): void;
 };
@@ -273,6 +279,12 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
           void finished.then(() => running.delete(finished));
           return (async function* () {
             try {
+              // chDB streams only SELECTs ("Streaming query is not supported" for DESCRIBE): a
+              // DESCRIBE, a few rows, is answered whole.
+              if (statement.startsWith('DESCRIBE ')) {
+                yield (await session.queryAsync(statement, { format })).bytes();
+                return;
+              }
               for await (const chunk of session.queryStream(statement, { format, ...(signal ? { signal } : {}) })) yield chunk.raw();
             } finally {
               done();
