@@ -11,7 +11,7 @@ import {
   runReadonlyQuery,
   streamReadonlyQuery,
 } from './readonly-query.js';
-import type { ParamValue, ReadonlySession } from './readonly-session.js';
+import type { ParamValue, ReadonlyEngine, ReadonlySession } from './readonly-session.js';
 import { introspectionTableFilters, type TenantScope, tenantTableFilters } from './tenant-filters.js';
 import { judgeQueryTree, judgeTenantAst, type TenantCatalog, type TenantReach } from './tenant-guard.js';
 
@@ -173,7 +173,11 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
           },
           {
             prepare: (single, session) => streamOptions.prepare(single, session, database),
-            check: (statement, astRows, session) => tenantCheck(statement, astRows, session, database, reach),
+            // The catalog comes from a session without the introspection filters: through them,
+            // system.tables shows only the tenant tables, and any other table of the database
+            // (a materialized view) would pass for a CTE name.
+            check: async (statement, astRows, session) =>
+              tenantCheck(statement, astRows, session, database, reach, await unfilteredCatalog(engine, remainingMs)),
             onEngineIdle: (settled) => engineDone(settled),
             ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
           },
@@ -245,19 +249,34 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
  * allowed tables (so resolving it reads nothing else), then the engine's resolution of it reads
  * only those tables. The session must be in the database whose tables the filters name.
  */
+const CATALOG_QUERY =
+  'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()';
+
+/** The service's database and every table in it, read on a read-only session of its own, without row filters. */
+async function unfilteredCatalog(engine: ReadonlyEngine, timeoutMs: number): Promise<TenantCatalog> {
+  const session = await engine.open({ timeoutMs, maxResultRows: 10, maxThreads: 1, maxResultBytes: 16 * 1024 * 1024 }, {});
+  try {
+    const [catalog] = jsonLines<TenantCatalog>(await session.run(CATALOG_QUERY, 'JSONEachRow'));
+    if (!catalog) throw new Error('the ClickHouse catalog query answered no row');
+    return catalog;
+  } finally {
+    session.close();
+  }
+}
+
 async function tenantCheck(
   statement: string,
   astRows: string[],
   session: ReadonlySession,
   database: string,
   reach: TenantReach = {},
+  /** The catalog when the session's own system.tables is filtered (the interface). */
+  given?: TenantCatalog,
 ): Promise<AstVerdict> {
-  const [catalog] = jsonLines<TenantCatalog>(
-    await session.run(
-      'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()',
-      'JSONEachRow',
-    ),
+  const [own] = jsonLines<TenantCatalog>(
+    await session.run(given ? 'SELECT currentDatabase() AS database, [] AS tables' : CATALOG_QUERY, 'JSONEachRow'),
   );
+  const catalog = given && own ? { ...given, database: own.database } : own;
   if (!catalog || catalog.database !== database)
     throw new Error(`the ClickHouse session is in database ${catalog?.database ?? '?'}, not ${database}`);
   const parsed = judgeTenantAst(astRows, catalog, reach);
