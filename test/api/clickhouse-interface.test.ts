@@ -125,7 +125,8 @@ describe('queries, formats and parameters', () => {
   });
 
   it('fills {name:Type} from param_<name>', async () => {
-    const r = await q('SELECT {x:UInt8} + 1 AS y, {s:String} AS s FORMAT JSONEachRow', { param_x: '41', param_s: "it's\ta\\b" });
+    // Values in ClickHouse's Escaped text format, as clients send them: \\t a tab, \\\\ a backslash, \\' a quote.
+    const r = await q('SELECT {x:UInt8} + 1 AS y, {s:String} AS s FORMAT JSONEachRow', { param_x: '41', param_s: "it\\'s\\ta\\\\b" });
     expect(r.text).toBe(`${JSON.stringify({ y: 42, s: "it's\ta\\b" })}\n`);
   });
 

@@ -74,7 +74,7 @@ export function parseRequest(req: IncomingMessage, url: URL): Omit<ChRequest, 'q
   const params: Record<string, string> = {};
   const settings: Record<string, string> = {};
   for (const [name, value] of url.searchParams) {
-    if (name.startsWith('param_')) params[name.slice('param_'.length)] = value;
+    if (name.startsWith('param_')) params[name.slice('param_'.length)] = unescapeParam(value);
     else if (!HANDLER_PARAMS.has(name)) settings[name] = value;
   }
   if (url.searchParams.get('compress') === '1' || url.searchParams.get('decompress') === '1') {
@@ -96,6 +96,17 @@ export function parseRequest(req: IncomingMessage, url: URL): Omit<ChRequest, 'q
     params,
     settings,
   };
+}
+
+const ESCAPES: Record<string, string> = { t: '\t', n: '\n', r: '\r', b: '\b', f: '\f', '0': '\0', a: '\x07', v: '\v' };
+
+/**
+ * A `param_<name>` value as ClickHouse reads it: in the Escaped text format (`\t`, `\n`, `\\`,
+ * `\'`, …), which clients write (@clickhouse/client escapes quotes and backslashes so). The sandbox
+ * binds plain text and escapes it itself (readonly-session.ts), so the value is unescaped here once.
+ */
+export function unescapeParam(value: string): string {
+  return value.replace(/\\(.)/gs, (_, char: string) => ESCAPES[char] ?? char);
 }
 
 const decompressors: Record<string, (input: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>> = {
