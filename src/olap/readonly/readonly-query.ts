@@ -168,28 +168,35 @@ export async function streamReadonlyQuery(
   limits: ReadonlyQueryLimits,
   options: ReadonlyStreamOptions,
 ): Promise<ReadonlyStream> {
-  const session = await engineStep(() => engine.open({ ...limits, maxResultRows: limits.maxRows }, params));
+  // Two sessions with the same filters, limits and readonly: the checks run on the first, whose
+  // row bound is the lane's (an EXPLAIN has more rows than a request's low max_result_rows); the
+  // checked statement is read on the second, bound by `maxRows`.
+  const checks = await engineStep(() => engine.open({ ...limits, maxResultRows: Math.max(limits.maxRows, CHECK_ROWS) }, params));
+  let reader: ReadonlySession | undefined;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), limits.timeoutMs + (limits.graceMs ?? 1_000));
   const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
   const finish = () => {
     clearTimeout(timer);
-    session.close();
-    options.onEngineIdle?.(session.idle());
+    checks.close();
+    reader?.close();
+    options.onEngineIdle?.(Promise.all([checks.idle(), reader?.idle()]).then(() => undefined));
   };
   try {
     const prepared = await withDeadline(
       (async () => {
-        const ready = await options.prepare(await singleStatement(session, text), session);
+        const single = await singleStatement(checks, text);
+        const ready = await engineStep(() => options.prepare(single, checks));
         if ('direct' in ready) return { statement: ready.direct, format: ready.format };
         return {
-          statement: await checkedStatement(engine, session, ready.select, limits.maxRows + 1, options.check),
+          statement: await checkedStatement(engine, checks, ready.select, undefined, options.check),
           format: ready.format,
         };
       })(),
       limits.timeoutMs + (limits.graceMs ?? 1_000),
     );
-    const source = session.stream(prepared.statement, prepared.format, signal);
+    reader = await engineStep(() => engine.open({ ...limits, maxResultRows: limits.maxRows }, params));
+    const source = reader.stream(prepared.statement, prepared.format, signal);
     const pieces = (async function* () {
       try {
         for await (const piece of source) yield piece;
@@ -207,6 +214,8 @@ export async function streamReadonlyQuery(
   }
 }
 
+/** Rows a check statement (EXPLAIN, the formatter) may answer at least. */
+const CHECK_ROWS = 1_000_000;
 const TIMEOUT_EXCEEDED = 159;
 
 /**
@@ -275,6 +284,12 @@ async function engineStep<T>(step: () => Promise<T>, prefix = ''): Promise<T> {
 /** An engine error as a refusal: its first line, and its code when it has ClickHouse's form. */
 function refusalOf(error: unknown, prefix = ''): ReadonlyQueryRefused {
   if (error instanceof ReadonlyQueryRefused) return error;
+  // A server's error as @clickhouse/client gives it: the message, with its code and name apart.
+  const { code: given, type } = (error ?? {}) as { code?: unknown; type?: unknown };
+  if (typeof given === 'string' && /^\d+$/.test(given) && typeof type === 'string' && /^[A-Z0-9_]+$/.test(type)) {
+    const text = firstLine(error).replace(/\.?\s*$/, '');
+    return new ReadonlyQueryRefused(`${prefix}Code: ${given}. DB::Exception: ${text}. (${type})`, Number(given));
+  }
   const line = firstLine(error);
   const code = /\bCode: (\d+)\. /.exec(line)?.[1];
   return new ReadonlyQueryRefused(prefix + line, code === undefined ? undefined : Number(code));
