@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
+import { createClickhouseHandler, createClickhouseServer } from './api/clickhouse/ch-interface.js';
 import { createHttpServer } from './api/http-server.js';
 import { apiRunsWorkers } from './core/config.js';
 import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
@@ -22,7 +23,10 @@ async function main() {
   const workers = apiRunsWorkers(config) ? startWorkers(services) : undefined;
 
   const lifecycle = { stopping: false };
-  const app = buildApp({ ...services, operatorToken: operator.token, lifecycle });
+  const apiDeps = { ...services, operatorToken: operator.token, lifecycle };
+  // One handler for /clickhouse and the interface's own port: one lane, one set of limits.
+  const clickhouseInterface = createClickhouseHandler(apiDeps, logger);
+  const app = buildApp({ ...apiDeps, clickhouseInterface });
   const telemetryServer =
     config.telemetryPort > 0 ? await startTelemetryServer(services.telemetry.registry, config.telemetryPort, config.host) : undefined;
   const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
@@ -32,18 +36,36 @@ async function main() {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ host: config.host, port, workers: workers !== undefined }, 'feedback service listening');
+  const chServer =
+    config.clickhouseInterface.port > 0
+      ? createClickhouseServer(clickhouseInterface, config.http).listen(config.clickhouseInterface.port, config.host)
+      : undefined;
+  if (chServer) {
+    await new Promise<void>((resolve, reject) => {
+      chServer.once('listening', resolve);
+      chServer.once('error', reject);
+    });
+  }
+  const chAddress = chServer?.address();
+  const clickhousePort = typeof chAddress === 'object' && chAddress ? chAddress.port : undefined;
+  logger.info({ host: config.host, port, clickhousePort, workers: workers !== undefined }, 'feedback service listening');
   if (operator.created) printFirstStartHelp(operator.token, port, config.dataDir);
 
   onShutdownSignal(services, async () => {
     lifecycle.stopping = true;
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeIdleConnections();
+    const chClosed = chServer ? new Promise((resolve) => chServer.close(resolve)) : undefined;
+    chServer?.closeIdleConnections();
     services.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
     // Requests in flight get a few seconds to finish before their sockets are cut.
-    const forceClose = setTimeout(() => server.closeAllConnections(), 10_000);
+    const forceClose = setTimeout(() => {
+      server.closeAllConnections();
+      chServer?.closeAllConnections();
+    }, 10_000);
     forceClose.unref();
     await closed;
+    await chClosed;
     await services.eventSink.close();
     await workers?.stop();
     await telemetryServer?.close();

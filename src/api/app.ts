@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import { API_PREFIX } from './api-prefix.js';
+import { CLICKHOUSE_PATH, createClickhouseHandler } from './clickhouse/ch-interface.js';
 import { clientCors } from './cors/client-cors.js';
 import { type RouteDefinition, type RouteDeps, routesRouter } from './define-route.js';
 import type { ApiDeps } from './deps.js';
@@ -72,6 +73,15 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
       ROUTES.filter((route) => route.mount === undefined && !route.path.includes(':')).map((route) => `${API_PREFIX}${route.path}`),
     ),
   );
+  // The read-only ClickHouse HTTP interface (docs/clickhouse-interface.md) under /clickhouse: it
+  // speaks ClickHouse's protocol (its own auth, errors and limits), so it answers before the
+  // API's CORS, limiter and body parsers, which would answer in the API's form.
+  const clickhouse = deps.clickhouseInterface ?? createClickhouseHandler(deps, deps.logger);
+  app.use(async (ctx, next) => {
+    if (ctx.path !== CLICKHOUSE_PATH && !ctx.path.startsWith(`${CLICKHOUSE_PATH}/`)) return next();
+    ctx.respond = false;
+    await clickhouse(ctx.req, ctx.res, ctx.path.slice(CLICKHOUSE_PATH.length) || '/');
+  });
   // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
   // must be readable by the page that gets it.
   app.use(

@@ -7,6 +7,7 @@ import type { ClickHouseClient } from '../olap/clickhouse.js';
 import type { Sql } from '../oltp/db.js';
 import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 import type { DeliveryQueue } from '../workers/notify/deliveries.queue.js';
+import type { ClickhouseHandler } from './clickhouse/ch-handler.js';
 import type { LiveFeed } from './live/live-feed.js';
 import type { RateLimits } from './middleware/rate-limit.js';
 
@@ -31,6 +32,11 @@ export type ApiDeps = {
   rateLimits: RateLimits;
   /** Where acknowledged events reach the live view's streams; absent: one in memory (a single process). */
   liveFeed?: LiveFeed | undefined;
+  /**
+   * The ClickHouse interface's handler, when the process also serves it on its own port (main.ts),
+   * so both places share one lane; absent: the app makes its own for /clickhouse.
+   */
+  clickhouseInterface?: ClickhouseHandler | undefined;
   /** Set `stopping` on shutdown: from then on new requests get a 503 and store nothing. */
   lifecycle?: { stopping: boolean } | undefined;
 };

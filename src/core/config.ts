@@ -118,6 +118,11 @@ const EnvSchema = z.object({
   PROJECT_SQL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).optional(),
   PROJECT_SQL_MAX_MEMORY_MB: z.coerce.number().int().min(16).max(1_048_576).default(512),
   PROJECT_SQL_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** The ClickHouse interface (docs/clickhouse-interface.md): its own port (0: off), result bounds, time limit. */
+  CLICKHOUSE_INTERFACE_PORT: z.coerce.number().int().min(0).max(65535).default(8124),
+  CLICKHOUSE_INTERFACE_MAX_ROWS: z.coerce.number().int().min(1).max(1_000_000_000).default(10_000_000),
+  CLICKHOUSE_INTERFACE_MAX_BYTES: bytesVariable('1GiB'),
+  CLICKHOUSE_INTERFACE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** GET /projects/:id/live (docs/insights.md): open streams per account and API process; the heartbeat's period. */
   LIVE_MAX_CONNECTIONS_PER_ACCOUNT: z.coerce.number().int().min(1).max(1000).default(5),
   LIVE_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
@@ -219,6 +224,17 @@ export type Config = {
   };
   /** The live view's SSE streams (GET /projects/:id/live). */
   live: { maxConnectionsPerAccount: number; heartbeatMs: number };
+  /** The read-only ClickHouse HTTP interface (docs/clickhouse-interface.md); also at /clickhouse of the API port. */
+  clickhouseInterface: {
+    /** Its own port; 0: not served on a port of its own. */
+    port: number;
+    /** Rows of one answer at most; more fail the query with TOO_MANY_ROWS_OR_BYTES. */
+    maxRows: number;
+    /** Bytes of one answer (before HTTP compression) at most; more fail it the same way. */
+    maxBytes: number;
+    /** Time of one query, its wait for a turn included. */
+    timeoutMs: number;
+  };
 };
 
 /**
@@ -296,6 +312,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       accountConcurrency: e.PROJECT_SQL_ACCOUNT_CONCURRENCY,
     },
     live: { maxConnectionsPerAccount: e.LIVE_MAX_CONNECTIONS_PER_ACCOUNT, heartbeatMs: e.LIVE_HEARTBEAT_SECONDS * 1000 },
+    clickhouseInterface: {
+      port: e.CLICKHOUSE_INTERFACE_PORT,
+      maxRows: e.CLICKHOUSE_INTERFACE_MAX_ROWS,
+      maxBytes: e.CLICKHOUSE_INTERFACE_MAX_BYTES,
+      timeoutMs: e.CLICKHOUSE_INTERFACE_TIMEOUT_MS,
+    },
   };
 }
 

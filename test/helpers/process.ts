@@ -27,6 +27,7 @@ const SERVICE_VARIABLES = [
   'LIVE_MAX_CONNECTIONS_PER_ACCOUNT',
   'LIVE_HEARTBEAT_SECONDS',
   'METRICS_PORT',
+  'CLICKHOUSE_INTERFACE_PORT',
   'OPERATOR_TOKEN',
   'LOG_LEVEL',
 ] as const;
@@ -38,8 +39,10 @@ const SERVICE_VARIABLES = [
 export function serviceEnv(vars: Partial<Record<(typeof SERVICE_VARIABLES)[number], string | undefined>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete env[name];
-  // Service processes run side by side in tests: none takes the fixed default metrics port.
+  // Service processes run side by side in tests: none takes the fixed default metrics port, or
+  // the ClickHouse interface's own port (a test that needs it passes a free one).
   env.METRICS_PORT = '0';
+  env.CLICKHOUSE_INTERFACE_PORT = '0';
   for (const [name, value] of Object.entries(vars)) if (value !== undefined) env[name] = value;
   return env;
 }

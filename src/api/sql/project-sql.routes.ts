@@ -1,36 +1,19 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
-import { resolveWindow } from '../../olap/metrics/window.js';
-import {
-  createProjectQueries,
-  PROJECT_SQL_MAX_ROWS,
-  ProjectQueryBusy,
-  ProjectQueryRefused,
-  type TenantScope,
-} from '../../olap/readonly/project-query.js';
+import { createProjectQueries, PROJECT_SQL_MAX_ROWS, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
-import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
 import { error, json } from '../openapi/building-blocks.js';
 import { parseBody } from '../validation.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
+import { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 import { answerSqlResult } from './sql-result-body.js';
 
-const DAY_MS = 24 * 3600 * 1000;
-
-/** What a project query was allowed to see, echoed in its response as the metrics API does (SPEC 2.8). */
-export type ProjectSqlEcho = {
-  event_scope: 'all' | 'predefined_only';
-  retention_clamped: boolean;
-  retention_window_days: number;
-  date_from: string;
-  date_to: string;
-};
+export { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
 
 /** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
 export const ProjectSqlResponse = AdhocSqlResponse.extend({
@@ -132,38 +115,3 @@ export const projectSqlRoutes = [
     },
   }),
 ];
-
-/**
- * The plan's narrowing, as the metrics API applies it (SPEC 8.3): the window defaults to the
- * plan's whole allowance ending today and is clamped to it; below Pro only the predefined event
- * names are readable (in events and the rollups; facts are not events).
- */
-export function projectSqlScope(
-  project: ProjectWithPlan,
-  body: { dateFrom?: string | undefined; dateTo?: string | undefined },
-  now = new Date(),
-): { scope: TenantScope; echo: ProjectSqlEcho } {
-  const allowance = PLAN_LIMITS[project.plan].metricsWindowDays;
-  let window: ReturnType<typeof resolveWindow>;
-  try {
-    const dateTo = body.dateTo ?? now.toISOString().slice(0, 10);
-    const to = Date.parse(`${dateTo}T00:00:00Z`);
-    if (Number.isNaN(to)) throw badRequest('date_to must be a date as YYYY-MM-DD');
-    const dateFrom = body.dateFrom ?? new Date(to - (allowance - 1) * DAY_MS).toISOString().slice(0, 10);
-    window = resolveWindow({ date_from: dateFrom, date_to: dateTo }, project.plan, now);
-  } catch (error) {
-    if (error instanceof MetricsError) throw badRequest(error.message);
-    throw error;
-  }
-  const allNames = PLAN_LIMITS[project.plan].customEventsReadable;
-  return {
-    scope: { projectId: project.id, start: window.start, end: window.end, eventNames: allNames ? null : PREDEFINED_EVENTS },
-    echo: {
-      event_scope: allNames ? 'all' : 'predefined_only',
-      retention_clamped: window.retentionClamped,
-      retention_window_days: window.retentionWindowDays,
-      date_from: window.dateFrom,
-      date_to: window.dateTo,
-    },
-  };
-}

@@ -2,10 +2,18 @@ import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
 import type { AstVerdict } from './readonly-ast-guard.js';
 import { readonlyLane } from './readonly-lane.js';
-import { jsonLines, READONLY_RESULT_MAX_BYTES, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
-import type { ParamValue, ReadonlySession } from './readonly-session.js';
-import { type TenantScope, tenantTableFilters } from './tenant-filters.js';
-import { judgeQueryTree, judgeTenantAst, type TenantCatalog } from './tenant-guard.js';
+import {
+  jsonLines,
+  type PreparedStatement,
+  READONLY_RESULT_MAX_BYTES,
+  ReadonlyQueryRefused,
+  type ReadonlyStream,
+  runReadonlyQuery,
+  streamReadonlyQuery,
+} from './readonly-query.js';
+import type { ParamValue, ReadonlyEngine, ReadonlySession } from './readonly-session.js';
+import { introspectionTableFilters, type TenantScope, tenantTableFilters } from './tenant-filters.js';
+import { judgeQueryTree, judgeTenantAst, type TenantCatalog, type TenantReach } from './tenant-guard.js';
 
 export type { TenantScope } from './tenant-filters.js';
 /** Refusal of a project query: a 400 with this message. */
@@ -32,6 +40,31 @@ export type ProjectQueryResult = {
 export type ProjectQueries = {
   /** Runs one read-only query of `accountId` that sees only the rows of `scope` (docs/project-sql.md). */
   run(accountId: string, scope: TenantScope, text: string, params: Record<string, ParamValue>): Promise<ProjectQueryResult>;
+  /**
+   * The same query, streamed in the engine's own output format (the ClickHouse interface,
+   * docs/clickhouse-interface.md): the same filters, checks, gate and per-account limit, up to
+   * `maxRows` rows (more fail the query in the engine). The turn ends when the stream has ended.
+   */
+  stream(
+    accountId: string,
+    scope: TenantScope,
+    text: string,
+    params: Record<string, ParamValue>,
+    options: ProjectStreamOptions,
+  ): Promise<ReadonlyStream>;
+};
+
+export type ProjectStreamOptions = {
+  /** The statement sent, as the engine printed it, turned into what runs (its FORMAT, SHOW, DESCRIBE). */
+  prepare: (single: string, session: ReadonlySession, database: string) => Promise<PreparedStatement>;
+  /** Checked output settings of the request (readonly-session.ts, extraSettings). */
+  settings?: Readonly<Record<string, string | number>>;
+  /** A lower time limit the request asked for, in milliseconds. */
+  timeoutMs?: number | undefined;
+  /** Fewer rows than the lane's limit, as the request asked. */
+  maxRows?: number | undefined;
+  /** Aborted when the client has gone. */
+  signal?: AbortSignal;
 };
 
 export type ProjectQueriesOptions = {
@@ -48,6 +81,10 @@ export type ProjectQueriesOptions = {
   /** Queries of one account running or waiting at once; more get a 429. */
   accountConcurrency?: number | undefined;
   maxRows?: number;
+  /** Bytes of output at most (the engine's max_result_bytes); default 16 MiB, the JSON route's. */
+  maxResultBytes?: number;
+  /** How refusals name the queries; default "project queries". */
+  label?: string;
 };
 
 /**
@@ -67,15 +104,93 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
   const { embedded, engine, timeoutMs, retryAfterSeconds, gate } = readonlyLane({
     ...options,
     defaultTimeoutMs: { embedded: PROJECT_SQL_EMBEDDED_TIMEOUT_MS, server: PROJECT_SQL_SERVER_TIMEOUT_MS },
-    label: 'project queries',
+    label: options.label ?? 'project queries',
   });
   const database = embedded ? 'default' : serverDatabase(options.clickhouseUrl ?? '');
   const perAccount = options.accountConcurrency ?? PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY;
   const inFlight = new Map<string, number>();
   const maxRows = options.maxRows ?? PROJECT_SQL_MAX_ROWS;
   const maxMemoryBytes = options.maxMemoryBytes ?? PROJECT_SQL_DEFAULT_MEMORY_BYTES;
+  const maxResultBytes = options.maxResultBytes ?? READONLY_RESULT_MAX_BYTES;
+
+  /** A place of the account and a turn of the gate, until `until` settles; QueryGateBusy otherwise. */
+  async function admit(accountId: string, deadline: number): Promise<(until: Promise<void>) => void> {
+    const mine = inFlight.get(accountId) ?? 0;
+    if (mine >= perAccount) {
+      throw new QueryGateBusy(`this account already runs ${perAccount} SQL queries; retry later`, retryAfterSeconds);
+    }
+    inFlight.set(accountId, mine + 1);
+    const leave = () => {
+      const left = (inFlight.get(accountId) ?? 1) - 1;
+      if (left > 0) inFlight.set(accountId, left);
+      else inFlight.delete(accountId);
+    };
+    let release: () => void;
+    try {
+      release = await gate.enter(deadline);
+    } catch (error) {
+      leave();
+      throw error;
+    }
+    return (until) => {
+      const done = () => {
+        release();
+        leave();
+      };
+      void until.then(done, done);
+    };
+  }
 
   return {
+    async stream(accountId, scope, text, params, streamOptions) {
+      const limitMs = Math.min(timeoutMs, streamOptions.timeoutMs ?? timeoutMs);
+      const deadline = Date.now() + limitMs;
+      const end = await admit(accountId, deadline);
+      // Settles once the engine is done with every statement of the query: after the stream ended.
+      let engineDone: (settled: Promise<void>) => void = () => {};
+      const idle = new Promise<void>((resolve) => {
+        engineDone = (settled) => void settled.then(resolve, resolve);
+      });
+      try {
+        const remainingMs = deadline - Date.now();
+        if (remainingMs < 50) throw new QueryGateBusy('the time limit ran out while earlier project queries ran; retry later', 1);
+        const reach: TenantReach = { introspection: true };
+        return await streamReadonlyQuery(
+          engine,
+          text,
+          params,
+          {
+            timeoutMs: remainingMs,
+            maxRows: Math.min(maxRows, streamOptions.maxRows ?? maxRows),
+            maxThreads: embedded ? 1 : 0,
+            maxMemoryBytes,
+            maxResultBytes,
+            // Whole blocks of the engine's default size: the output is streamed, not bounded here.
+            maxBlockSize: 65_409,
+            engineOutputDefaults: true,
+            tableFilters: { ...tenantTableFilters(scope, database), ...introspectionTableFilters(database) },
+            extraSettings: streamOptions.settings,
+          },
+          {
+            prepare: (single, session) => streamOptions.prepare(single, session, database),
+            // The catalog comes from a session without the introspection filters: through them,
+            // system.tables shows only the tenant tables, and any other table of the database
+            // (a materialized view) would pass for a CTE name.
+            check: async (statement, astRows, session) =>
+              tenantCheck(statement, astRows, session, database, reach, await unfilteredCatalog(engine, remainingMs)),
+            onEngineIdle: (settled) => engineDone(settled),
+            ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
+          },
+        );
+      } catch (error) {
+        engineDone(Promise.resolve()); // refused before a session was open, or after it closed
+        throw error;
+      } finally {
+        // The turn and the account's place end when the engine is done with the query.
+        end(idle);
+      }
+    },
+
     async run(accountId, scope, text, params) {
       const started = performance.now();
       const deadline = Date.now() + timeoutMs;
@@ -134,21 +249,43 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
  * allowed tables (so resolving it reads nothing else), then the engine's resolution of it reads
  * only those tables. The session must be in the database whose tables the filters name.
  */
-async function tenantCheck(statement: string, astRows: string[], session: ReadonlySession, database: string): Promise<AstVerdict> {
-  const [catalog] = jsonLines<TenantCatalog>(
-    await session.run(
-      'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()',
-      'JSONEachRow',
-    ),
+const CATALOG_QUERY =
+  'SELECT currentDatabase() AS database, groupArray(name) AS tables FROM system.tables WHERE database = currentDatabase()';
+
+/** The service's database and every table in it, read on a read-only session of its own, without row filters. */
+async function unfilteredCatalog(engine: ReadonlyEngine, timeoutMs: number): Promise<TenantCatalog> {
+  const session = await engine.open({ timeoutMs, maxResultRows: 10, maxThreads: 1, maxResultBytes: 16 * 1024 * 1024 }, {});
+  try {
+    const [catalog] = jsonLines<TenantCatalog>(await session.run(CATALOG_QUERY, 'JSONEachRow'));
+    if (!catalog) throw new Error('the ClickHouse catalog query answered no row');
+    return catalog;
+  } finally {
+    session.close();
+  }
+}
+
+async function tenantCheck(
+  statement: string,
+  astRows: string[],
+  session: ReadonlySession,
+  database: string,
+  reach: TenantReach = {},
+  /** The catalog when the session's own system.tables is filtered (the interface). */
+  given?: TenantCatalog,
+): Promise<AstVerdict> {
+  const [own] = jsonLines<TenantCatalog>(
+    await session.run(given ? 'SELECT currentDatabase() AS database, [] AS tables' : CATALOG_QUERY, 'JSONEachRow'),
   );
+  const catalog = given && own ? { ...given, database: own.database } : own;
   if (!catalog || catalog.database !== database)
     throw new Error(`the ClickHouse session is in database ${catalog?.database ?? '?'}, not ${database}`);
-  const parsed = judgeTenantAst(astRows, catalog);
+  const parsed = judgeTenantAst(astRows, catalog, reach);
   if (!parsed.ok) return parsed;
   const tree = jsonLines<{ explain: string }>(await session.run(`EXPLAIN QUERY TREE ${statement}`, 'JSONEachRow'));
   return judgeQueryTree(
     tree.map((row) => row.explain),
     database,
+    reach,
   );
 }
 

@@ -133,7 +133,16 @@ export const KNOWN_TABLE_FUNCTIONS = [
   'fuzzquery',
 ];
 
-export type AstVerdict = { ok: true } | { ok: false; reason: string };
+/**
+ * A judgement of a statement. A refusal may carry the ClickHouse error code a server would answer
+ * with for it (the ClickHouse interface answers it; the JSON routes answer a 400 either way):
+ * 164 READONLY for what changes something, 497 ACCESS_DENIED for what may not be read.
+ */
+export type AstVerdict = { ok: true } | { ok: false; reason: string; code?: number };
+
+/** ClickHouse's codes of the refusals (src/Common/ErrorCodes.cpp). */
+export const READONLY = 164;
+export const ACCESS_DENIED = 497;
 
 /**
  * Judges the `EXPLAIN AST` rows of one statement: a single SELECT (no FORMAT, INTO OUTFILE or
@@ -145,25 +154,27 @@ export function judgeAst(rows: string[], tableFunctions: ReadonlySet<string>): A
   const nodes = rows.filter((row) => row.trim() !== '').map(parseNode);
   const root = nodes[0];
   if (root?.depth !== 0 || root.kind !== 'SelectWithUnionQuery' || nodes.some((n, i) => i > 0 && n.depth === 0)) {
-    return { ok: false, reason: 'only a SELECT query is allowed' };
+    return { ok: false, reason: 'only a SELECT query is allowed', code: READONLY };
   }
   // A top-level FORMAT or INTO OUTFILE hangs off the root beside its ExpressionList.
   if (nodes.filter((n) => n.depth === 1).length !== 1) {
-    return { ok: false, reason: 'FORMAT and INTO OUTFILE clauses are not allowed' };
+    return { ok: false, reason: 'FORMAT and INTO OUTFILE clauses are not allowed', code: READONLY };
   }
   const parents: Node[] = [];
   for (const node of nodes) {
     parents.length = node.depth;
     const parent = parents[node.depth - 1];
     parents[node.depth] = node;
-    if (node.kind === 'Set') return { ok: false, reason: 'queries may not change settings (SETTINGS clauses are refused)' };
-    if (!ALLOWED_NODES.has(node.kind)) return { ok: false, reason: `${node.kind} is not allowed in a read-only query` };
+    if (node.kind === 'Set') return { ok: false, reason: 'queries may not change settings (SETTINGS clauses are refused)', code: READONLY };
+    if (!ALLOWED_NODES.has(node.kind)) return { ok: false, reason: `${node.kind} is not allowed in a read-only query`, code: READONLY };
     if (node.kind !== 'Function') continue;
     const name = node.name.toLowerCase();
     const inFrom = parent?.kind === 'TableExpression';
     if (SAFE_TABLE_FUNCTIONS.has(name)) continue;
-    if (inFrom || tableFunctions.has(name)) return { ok: false, reason: `the table function ${node.name} is not allowed` };
-    if (DENIED_FUNCTIONS.has(name) || name.startsWith('dict')) return { ok: false, reason: `the function ${node.name} is not allowed` };
+    if (inFrom || tableFunctions.has(name))
+      return { ok: false, reason: `the table function ${node.name} is not allowed`, code: ACCESS_DENIED };
+    if (DENIED_FUNCTIONS.has(name) || name.startsWith('dict'))
+      return { ok: false, reason: `the function ${node.name} is not allowed`, code: ACCESS_DENIED };
   }
   return { ok: true };
 }

@@ -10,6 +10,13 @@ import {
 /** A query refused, or failed in the engine: its message is safe to show to the caller. */
 export class ReadonlyQueryRefused extends Error {
   override name = 'ReadonlyQueryRefused';
+  constructor(
+    message: string,
+    /** ClickHouse's error code: the engine's own when it refused, else the guard's (AstVerdict). */
+    readonly code?: number,
+  ) {
+    super(message);
+  }
 }
 
 export type ReadonlyQueryLimits = Omit<ReadonlyLimits, 'maxResultRows'> & {
@@ -84,24 +91,132 @@ async function checkedRun(
   limits: ReadonlyQueryLimits,
   check: ReadonlyQueryOptions['check'],
 ): Promise<ReadonlyQueryResult> {
-  const single = await singleStatement(session, text);
-  const statement = await singleStatement(session, `SELECT * FROM (${single}) LIMIT ${limits.maxRows + 1}`);
-  // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
-  if ((await singleStatement(session, statement)) !== statement)
-    throw new ReadonlyQueryRefused('the query does not format to one statement');
-  const ast = await engineStep(() => session.run(`EXPLAIN AST ${statement}`, 'JSONEachRow'));
-  const astRows = jsonLines<{ explain: string }>(ast).map((row) => row.explain);
-  const verdict = judgeAst(astRows, await tableFunctionsOf(engine, session));
-  if (!verdict.ok) throw new ReadonlyQueryRefused(verdict.reason);
-  if (check) {
-    const narrowed = await engineStep(() => check(statement, astRows, session));
-    if (!narrowed.ok) throw new ReadonlyQueryRefused(narrowed.reason);
-  }
+  const statement = await checkedStatement(engine, session, await singleStatement(session, text), limits.maxRows + 1, check);
   const described = await engineStep(() => session.run(`DESCRIBE TABLE (${statement})`, 'JSONEachRow'));
   const columns = jsonLines<{ name: string; type: string }>(described).map(({ name, type }) => ({ name, type }));
   const output = await engineStep(() => session.runBounded(statement, limits.maxResultBytes));
   return { columns, ...rowsArray(output, limits.maxRows) };
 }
+
+/**
+ * The one statement that will run for `single` (the engine's own print of one statement): wrapped
+ * as `SELECT * FROM (…) LIMIT n`, shown to be a fixed point of the formatter, its parse tree
+ * judged (judgeAst), then `check`. Throws ReadonlyQueryRefused otherwise.
+ */
+async function checkedStatement(
+  engine: ReadonlyEngine,
+  session: ReadonlySession,
+  single: string,
+  limit: number | undefined,
+  check: ReadonlyQueryOptions['check'],
+): Promise<string> {
+  const statement = await singleStatement(session, `SELECT * FROM (${single})${limit === undefined ? '' : ` LIMIT ${limit}`}`);
+  // The formatter's output must be a fixed point of the formatter: one statement, whatever it prints.
+  if ((await singleStatement(session, statement)) !== statement)
+    throw new ReadonlyQueryRefused('the query does not format to one statement', SYNTAX_ERROR);
+  const ast = await engineStep(() => session.run(`EXPLAIN AST ${statement}`, 'JSONEachRow'));
+  const astRows = jsonLines<{ explain: string }>(ast).map((row) => row.explain);
+  const verdict = judgeAst(astRows, await tableFunctionsOf(engine, session));
+  if (!verdict.ok) throw new ReadonlyQueryRefused(verdict.reason, verdict.code);
+  if (check) {
+    const narrowed = await engineStep(() => check(statement, astRows, session));
+    if (!narrowed.ok) throw new ReadonlyQueryRefused(narrowed.reason, narrowed.code);
+  }
+  return statement;
+}
+
+const SYNTAX_ERROR = 62;
+
+/** What the streamed path runs for a statement (ReadonlyStreamOptions.prepare). */
+export type PreparedStatement =
+  /** A SELECT of the caller's, checked as every read-only query is, output in `format`. */
+  | { select: string; format: string }
+  /** A statement the service wrote itself from fixed text (a DESCRIBE of an allowed table), run as is. */
+  | { direct: string; format: string };
+
+export type ReadonlyStreamOptions = Pick<ReadonlyQueryOptions, 'check' | 'onEngineIdle'> & {
+  /**
+   * Turns the engine's print of the one statement sent into what runs, on the query's session
+   * (the ClickHouse interface: its FORMAT clause, SHOW and DESCRIBE). Throws ReadonlyQueryRefused.
+   */
+  prepare: (single: string, session: ReadonlySession) => Promise<PreparedStatement>;
+  /** Aborted when the caller has gone: the query is cancelled in the engine. */
+  signal?: AbortSignal;
+};
+
+/** A streamed result: its format and its output as the engine writes it. */
+export type ReadonlyStream = {
+  format: string;
+  /** The output, piece by piece; the session is closed when the loop ends, however it ends. */
+  pieces: AsyncIterable<Uint8Array>;
+};
+
+/**
+ * The streamed twin of runReadonlyQuery, for answers too large to hold (the ClickHouse interface):
+ * the same session, the same single-statement formatter, the same wrapping and parse-tree checks,
+ * then the statement's output in the engine's own format, yielded as it comes. Rows past
+ * `maxRows` fail the query in the engine (max_result_rows, result_overflow_mode = 'throw'). The
+ * wrapper has no LIMIT of its own here: formats that report it (JSON's rows_before_limit_at_least)
+ * must show the query's, as a server would.
+ * Everything before the first piece (the checks, a refusal by the engine) throws
+ * ReadonlyQueryRefused; an error after it is thrown from the loop.
+ */
+export async function streamReadonlyQuery(
+  engine: ReadonlyEngine,
+  text: string,
+  params: Record<string, ParamValue>,
+  limits: ReadonlyQueryLimits,
+  options: ReadonlyStreamOptions,
+): Promise<ReadonlyStream> {
+  // Two sessions with the same filters, limits and readonly: the checks run on the first, whose
+  // row bound is the lane's (an EXPLAIN has more rows than a request's low max_result_rows); the
+  // checked statement is read on the second, bound by `maxRows`.
+  const checks = await engineStep(() => engine.open({ ...limits, maxResultRows: Math.max(limits.maxRows, CHECK_ROWS) }, params));
+  let reader: ReadonlySession | undefined;
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), limits.timeoutMs + (limits.graceMs ?? 1_000));
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  const finish = () => {
+    clearTimeout(timer);
+    checks.close();
+    reader?.close();
+    options.onEngineIdle?.(Promise.all([checks.idle(), reader?.idle()]).then(() => undefined));
+  };
+  try {
+    const prepared = await withDeadline(
+      (async () => {
+        const single = await singleStatement(checks, text);
+        const ready = await engineStep(() => options.prepare(single, checks));
+        if ('direct' in ready) return { statement: ready.direct, format: ready.format };
+        return {
+          statement: await checkedStatement(engine, checks, ready.select, undefined, options.check),
+          format: ready.format,
+        };
+      })(),
+      limits.timeoutMs + (limits.graceMs ?? 1_000),
+    );
+    reader = await engineStep(() => engine.open({ ...limits, maxResultRows: limits.maxRows }, params));
+    const source = reader.stream(prepared.statement, prepared.format, signal);
+    const pieces = (async function* () {
+      try {
+        for await (const piece of source) yield piece;
+      } catch (error) {
+        if (deadline.signal.aborted) throw new ReadonlyQueryRefused(`timed out after ${limits.timeoutMs} ms`, TIMEOUT_EXCEEDED);
+        throw refusalOf(error);
+      } finally {
+        finish();
+      }
+    })();
+    return { format: prepared.format, pieces };
+  } catch (error) {
+    finish();
+    throw error;
+  }
+}
+
+/** Rows a check statement (EXPLAIN, the formatter) may answer at least. */
+const CHECK_ROWS = 1_000_000;
+const TIMEOUT_EXCEEDED = 159;
 
 /**
  * JSONEachRow output (one object per line; JSON escapes every line break inside a value) as the
@@ -162,8 +277,22 @@ async function engineStep<T>(step: () => Promise<T>, prefix = ''): Promise<T> {
       const maxBytes = error instanceof ReadonlyOutputTooLarge ? error.maxBytes : READONLY_RESULT_MAX_BYTES;
       throw new ReadonlyQueryRefused(`the result is larger than ${maxBytes / 1024 / 1024} MiB; select fewer rows or columns, or aggregate`);
     }
-    throw new ReadonlyQueryRefused(prefix + firstLine(error));
+    throw refusalOf(error, prefix);
   }
+}
+
+/** An engine error as a refusal: its first line, and its code when it has ClickHouse's form. */
+function refusalOf(error: unknown, prefix = ''): ReadonlyQueryRefused {
+  if (error instanceof ReadonlyQueryRefused) return error;
+  // A server's error as @clickhouse/client gives it: the message, with its code and name apart.
+  const { code: given, type } = (error ?? {}) as { code?: unknown; type?: unknown };
+  if (typeof given === 'string' && /^\d+$/.test(given) && typeof type === 'string' && /^[A-Z0-9_]+$/.test(type)) {
+    const text = firstLine(error).replace(/\.?\s*$/, '');
+    return new ReadonlyQueryRefused(`${prefix}Code: ${given}. DB::Exception: ${text}. (${type})`, Number(given));
+  }
+  const line = firstLine(error);
+  const code = /\bCode: (\d+)\. /.exec(line)?.[1];
+  return new ReadonlyQueryRefused(prefix + line, code === undefined ? undefined : Number(code));
 }
 
 async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {

@@ -23,6 +23,19 @@ export type ReadonlyLimits = {
    * request text (project-query.ts). Set before readonly, so the query cannot lift it.
    */
   tableFilters?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The engine's own output defaults (the ClickHouse interface) instead of the JSON routes' 64-bit
+   * integers as strings.
+   */
+  engineOutputDefaults?: boolean | undefined;
+  /** Rows per block of output; unset: 1024, so runBounded's bound is checked often. */
+  maxBlockSize?: number | undefined;
+  /**
+   * Further settings of the session, set before readonly like the others: only names and values
+   * the caller has checked (the ClickHouse interface's list of harmless output settings). Values
+   * go as string literals, which the engine parses to the setting's type.
+   */
+  extraSettings?: Readonly<Record<string, string | number>> | undefined;
 };
 
 export type ParamValue = string | number | boolean;
@@ -40,6 +53,11 @@ export type ReadonlySession = {
    * than the bound and one piece of output.
    */
   runBounded(statement: string, maxBytes: number): Promise<Buffer>;
+  /**
+   * Runs one statement and yields its output in `format` as the engine writes it, piece by piece:
+   * nothing is held beyond the piece in hand. Leaving the loop (or `signal`) cancels the query.
+   */
+  stream(statement: string, format: string, signal?: AbortSignal): AsyncIterable<Uint8Array>;
   /** Releases the session; a statement still running on it finishes first. */
   close(): void;
   /** Settles when no statement of the session runs in the engine any more. */
@@ -82,12 +100,13 @@ function readonlySettings(limits: ReadonlyLimits): Record<string, number | strin
     result_overflow_mode: 'throw',
     // Output comes in pieces of at most this many rows, so runBounded's bound is checked
     // often: with the default (65,409) one block of wide rows was a single 129 MB piece.
-    max_block_size: 1024,
-    // As a server's JSON writes them by default: 64-bit integers as strings, exact in JavaScript.
-    output_format_json_quote_64bit_integers: 1,
+    max_block_size: limits.maxBlockSize ?? 1024,
+    // 64-bit integers as strings, exact in JavaScript (the JSON routes; the interface keeps the engine's default).
+    ...(limits.engineOutputDefaults ? {} : { output_format_json_quote_64bit_integers: 1 }),
     ...(limits.maxThreads > 0 ? { max_threads: limits.maxThreads } : {}),
     ...(limits.maxMemoryBytes !== undefined ? { max_memory_usage: limits.maxMemoryBytes } : {}),
     ...(limits.tableFilters ? { additional_table_filters: mapText(limits.tableFilters) } : {}),
+    ...limits.extraSettings,
     allow_ddl: 0,
     allow_introspection_functions: 0,
     readonly: 1,
@@ -140,6 +159,27 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
             running.delete(call);
           }
         },
+        stream(statement, format, signal) {
+          // The statement and its FORMAT go as one text: the output comes as the server writes
+          // it (exec), never parsed by the client. Our own text, checked: format is a name the
+          // engine listed as an output format (ClickHouse interface).
+          let done: () => void = () => {};
+          running.add(new Promise<void>((resolve) => (done = resolve)));
+          return (async function* () {
+            try {
+              const result = await client.exec({
+                query: `${statement} FORMAT ${format}`,
+                query_params: params,
+                // A server goes on with a read whose client has gone unless told otherwise.
+                clickhouse_settings: { ...settings, cancel_http_readonly_queries_on_client_close: 1 },
+                ...(signal ? { abort_signal: signal } : {}),
+              });
+              for await (const piece of result.stream as AsyncIterable<Buffer>) yield piece;
+            } finally {
+              done();
+            }
+          })();
+        },
         close() {},
         async idle() {
           await Promise.allSettled([...running]);
@@ -157,8 +197,8 @@ async function* rowBytes(stream: AsyncIterable<{ text: string }[]>): AsyncGenera
 }
 
 type ChdbSession = {
-  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string }>;
-  queryStream(query: string, opts?: { format?: string }): AsyncIterable<{ raw(): Uint8Array }>;
+  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string; bytes(): Uint8Array }>;
+  queryStream(query: string, opts?: { format?: string; signal?: AbortSignal }): AsyncIterable<{ raw(): Uint8Array }>;
   close(): void;
 };
 type ChdbModule = { Session: new (path: string) => ChdbSession };
@@ -229,6 +269,27 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
             () => running.delete(call),
           );
           return call;
+        },
+        stream(statement, format, signal) {
+          // chdb's stream ends its cursor (cancelling the query) when the loop is left or the
+          // signal fires; the session stays busy until then.
+          let done: () => void = () => {};
+          const finished = new Promise<void>((resolve) => (done = resolve));
+          running.add(finished);
+          void finished.then(() => running.delete(finished));
+          return (async function* () {
+            try {
+              // chDB streams only SELECTs ("Streaming query is not supported" for DESCRIBE): a
+              // DESCRIBE, a few rows, is answered whole.
+              if (statement.startsWith('DESCRIBE ')) {
+                yield (await session.queryAsync(statement, { format })).bytes();
+                return;
+              }
+              for await (const chunk of session.queryStream(statement, { format, ...(signal ? { signal } : {}) })) yield chunk.raw();
+            } finally {
+              done();
+            }
+          })();
         },
         close: () => session.close(),
         async idle() {

@@ -41,6 +41,22 @@ export function tenantTableFilters(scope: TenantScope, database: string): Record
   return filters;
 }
 
+/**
+ * The row filters of the system tables the ClickHouse interface lets tools read (tenant-guard.ts,
+ * INTROSPECTION_TABLES): only the service's database and its four tenant tables, so SHOW
+ * DATABASES, SHOW TABLES and a tool's catalog see what the tenant may read and nothing else.
+ * Measured on chDB 26.7: additional_table_filters applies to system tables as to any other.
+ */
+export function introspectionTableFilters(database: string): Record<string, string> {
+  const db = literal(database);
+  const tables = TENANT_TABLES.map(literal).join(', ');
+  return {
+    'system.databases': `name = ${db}`,
+    'system.tables': `database = ${db} AND name IN (${tables})`,
+    'system.columns': `database = ${db} AND table IN (${tables})`,
+  };
+}
+
 /** `2026-01-31 00:00:00.000`, UTC. */
 function clickhouseTime(instant: Date): string {
   return instant.toISOString().replace('T', ' ').replace('Z', '');

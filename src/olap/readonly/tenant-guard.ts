@@ -1,4 +1,4 @@
-import type { AstVerdict } from './readonly-ast-guard.js';
+import { ACCESS_DENIED, type AstVerdict } from './readonly-ast-guard.js';
 
 /**
  * What a tenant's query (POST /projects/:id/sql) may read, checked on ClickHouse's own parse and
@@ -19,6 +19,51 @@ import type { AstVerdict } from './readonly-ast-guard.js';
 
 /** Tables of the service's database a tenant query may read (docs/project-sql.md). */
 export const TENANT_TABLES = ['events', 'facts', 'events_daily', 'events_hourly'] as const;
+
+/**
+ * System tables the ClickHouse interface (docs/clickhouse-interface.md) also lets a tenant read, as
+ * tools do on connect: the first three only through row filters that keep the service's database
+ * and the tenant tables (tenant-filters.ts), the last two hold no data of anyone.
+ */
+export const INTROSPECTION_TABLES = [
+  'system.databases',
+  'system.tables',
+  'system.columns',
+  'system.functions',
+  'system.data_type_families',
+] as const;
+
+/**
+ * Columns of those system tables that the row filters do not make the tenant's own: sizes and
+ * counts over every project's rows, paths on the server's disk, the names of the materialized
+ * views. A query that names one anywhere (a `*` names them all) is refused with ACCESS_DENIED,
+ * as a server refuses a column its grants leave out.
+ */
+const HIDDEN_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
+  'system.databases': new Set(['data_path', 'metadata_path']),
+  'system.tables': new Set([
+    'data_paths',
+    'metadata_path',
+    'total_rows',
+    'total_bytes',
+    'total_bytes_uncompressed',
+    'parts',
+    'active_parts',
+    'total_marks',
+    'lifetime_rows',
+    'lifetime_bytes',
+    'dependencies_database',
+    'dependencies_table',
+    'loading_dependencies_database',
+    'loading_dependencies_table',
+    'loading_dependent_database',
+    'loading_dependent_table',
+  ]),
+  'system.columns': new Set(['data_compressed_bytes', 'data_uncompressed_bytes', 'marks_bytes']),
+};
+
+/** What a tenant statement may read besides the tenant tables. */
+export type TenantReach = { introspection?: boolean };
 
 /** Table functions that only generate rows; every other one is refused for tenants (view, merge too). */
 const TENANT_TABLE_FUNCTIONS = new Set([
@@ -55,10 +100,11 @@ type Node = { depth: number; kind: string; name: string; parent: Node | undefine
  * any other table of the database, so a CTE name that does not resolve (another scope) reads
  * nothing. The right side of IN is a table name when it is a bare identifier.
  */
-export function judgeTenantAst(rows: string[], catalog: TenantCatalog): AstVerdict {
+export function judgeTenantAst(rows: string[], catalog: TenantCatalog, reach: TenantReach = {}): AstVerdict {
   const existing = new Set(catalog.tables);
   const allowedName = (name: string) =>
     (TENANT_TABLES as readonly string[]).includes(name) ||
+    (reach.introspection === true && (INTROSPECTION_TABLES as readonly string[]).includes(name)) ||
     TENANT_TABLES.some((table) => name === `${catalog.database}.${table}`) ||
     (!name.includes('.') && !existing.has(name));
   const stack: Node[] = [];
@@ -66,46 +112,76 @@ export function judgeTenantAst(rows: string[], catalog: TenantCatalog): AstVerdi
     if (row.trim() === '') continue;
     const node = parseNode(row, stack);
     if (node.kind === 'TableIdentifier' && !allowedName(node.name)) {
-      return { ok: false, reason: `the table ${node.name} is not readable here; readable: ${TENANT_TABLES.join(', ')}` };
+      return refusedTable(node.name);
     }
-    if (node.kind === 'Identifier' && isInRightSide(node) && !allowedName(node.name)) {
-      return { ok: false, reason: `the table ${node.name} is not readable here; readable: ${TENANT_TABLES.join(', ')}` };
-    }
+    if (node.kind === 'Identifier' && isInRightSide(node) && !allowedName(node.name)) return refusedTable(node.name);
     if (node.kind !== 'Function') continue;
     const name = node.name.toLowerCase();
     if (node.parent?.kind === 'TableExpression' && !TENANT_TABLE_FUNCTIONS.has(name)) {
-      return { ok: false, reason: `the table function ${node.name} is not allowed here` };
+      return { ok: false, reason: `the table function ${node.name} is not allowed here`, code: ACCESS_DENIED };
     }
     if (TABLE_READING_FUNCTIONS.has(name) || TABLE_NAMING_FUNCTIONS.has(name)) {
-      return { ok: false, reason: `the function ${node.name} is not allowed here` };
+      return { ok: false, reason: `the function ${node.name} is not allowed here`, code: ACCESS_DENIED };
     }
   }
   return { ok: true };
 }
 
+function refusedTable(name: string): AstVerdict {
+  return { ok: false, reason: `the table ${name} is not readable here; readable: ${TENANT_TABLES.join(', ')}`, code: ACCESS_DENIED };
+}
+
 /**
  * Judges `EXPLAIN QUERY TREE` rows (the analyzer's resolution): every storage read (`TABLE`) is an
  * allowed table of the service's database (or `system.one`, which a SELECT without FROM reads),
- * and every table function a generator.
+ * and every table function a generator. With `introspection`, the system tables tools read are
+ * allowed too, but no column of them that HIDDEN_COLUMNS lists.
  */
-export function judgeQueryTree(rows: string[], database: string): AstVerdict {
-  const allowed = new Set([...TENANT_TABLES.map((table) => `${database}.${table}`), 'system.one']);
+export function judgeQueryTree(rows: string[], database: string, reach: TenantReach = {}): AstVerdict {
+  const allowed = new Set([
+    ...TENANT_TABLES.map((table) => `${database}.${table}`),
+    'system.one',
+    ...(reach.introspection ? INTROSPECTION_TABLES : []),
+  ]);
+  // The storages read, by node id, so that a column can be traced to its table.
+  const tables = new Map<string, string>();
   for (const row of rows) {
     const line = row.trim();
     if (line.startsWith('TABLE id:')) {
       const table = after(line, ', table_name: ');
       if (table === undefined || !allowed.has(table)) {
-        return { ok: false, reason: `the query reads ${table ?? 'a table'}, which is not readable here` };
+        return { ok: false, reason: `the query reads ${table ?? 'a table'}, which is not readable here`, code: ACCESS_DENIED };
       }
+      tables.set(nodeId(line), table);
     } else if (line.startsWith('TABLE_FUNCTION id:')) {
       const name = after(line, ', table_function_name: ');
       if (name === undefined || !TENANT_TABLE_FUNCTIONS.has(name.toLowerCase())) {
-        return { ok: false, reason: `the table function ${name ?? '?'} is not allowed here` };
+        return { ok: false, reason: `the table function ${name ?? '?'} is not allowed here`, code: ACCESS_DENIED };
       }
+    }
+  }
+  if (!reach.introspection) return { ok: true };
+  for (const row of rows) {
+    const line = row.trim();
+    if (!line.startsWith('COLUMN id:')) continue;
+    const source = /, source_id: (\d+)$/.exec(line)?.[1];
+    const table = source === undefined ? undefined : tables.get(source);
+    const hidden = table === undefined ? undefined : HIDDEN_COLUMNS[table];
+    if (!hidden) continue;
+    const column = /^COLUMN id: \d+, column_name: (.*), result_type: /.exec(line)?.[1];
+    if (column === undefined || hidden.has(column)) {
+      return {
+        ok: false,
+        reason: `Not enough privileges: the column ${column ?? '?'} of ${table} is not readable here (it holds every project's sizes, or server paths)`,
+        code: ACCESS_DENIED,
+      };
     }
   }
   return { ok: true };
 }
+
+/** `TABLE id: 3, alias: __table1, table_name: system.tables` → `3`. */
+const nodeId = (line: string) => /^\w+ id: (\d+)/.exec(line)?.[1] ?? '';
 
 /** The text after the last `marker` (the node's own field comes last, after any alias). */
 function after(line: string, marker: string): string | undefined {
