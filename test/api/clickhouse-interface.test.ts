@@ -168,7 +168,7 @@ describe('settings', () => {
     ];
     for (const setting of settings) {
       const r = await q('SELECT 1', setting);
-      expect([r.status, code(r)], JSON.stringify(setting)).toEqual([500, '164']);
+      expect([r.status, code(r)], JSON.stringify(setting)).toEqual([403, '164']);
       expect(r.text).toMatch(/^Code: 164\. DB::Exception: Cannot modify '.*' setting in readonly mode\. \(READONLY\)/);
     }
   });
@@ -205,10 +205,10 @@ describe('errors in ClickHouse’s form', () => {
   const cases: [string, string, number, string][] = [
     ['a syntax error', 'SELEC 1', 400, '62'],
     ['an unknown table', 'SELECT * FROM no_such_table', 404, '60'],
-    ['an INSERT', 'INSERT INTO events SELECT * FROM events', 500, '164'],
-    ['a CREATE', 'CREATE TABLE x (a UInt8) ENGINE = Memory', 500, '164'],
-    ['a SET', 'SET max_threads = 8', 500, '164'],
-    ['a SETTINGS clause', 'SELECT 1 SETTINGS max_threads = 8', 500, '164'],
+    ['an INSERT', 'INSERT INTO events SELECT * FROM events', 403, '164'],
+    ['a CREATE', 'CREATE TABLE x (a UInt8) ENGINE = Memory', 403, '164'],
+    ['a SET', 'SET max_threads = 8', 403, '164'],
+    ['a SETTINGS clause', 'SELECT 1 SETTINGS max_threads = 8', 403, '164'],
     ['system.parts', 'SELECT * FROM system.parts', 403, '497'],
     ['the materialized view', 'SELECT * FROM events_daily_mv', 403, '497'],
     ['url()', "SELECT * FROM url('http://127.0.0.1:1/', 'LineAsString')", 403, '497'],
