@@ -81,6 +81,38 @@ describe.each([
     expect(rows[0]).toMatchObject({ event_name: 'checkout_started', properties_raw: '' });
   });
 
+  it.skipIf(redis && !withRedis)('`name` is read as eventName (the origin Kotlin SDK); eventName wins when both are sent', async () => {
+    const p = await createProject(server, { plan: 'pro' });
+    // The Kotlin SDK's track body: name, user_id, string properties, a timestamp.
+    const kotlin = await server.request('POST', '/api/v1/events/track', {
+      apiKey: p.apiKey,
+      body: { name: 'kotlin_opened', user_id: 'k1', properties: { screen: 'home' } },
+    });
+    expect(kotlin.status, JSON.stringify(kotlin.body)).toBe(200);
+    expect(kotlin.body).toMatchObject({ event_name: 'kotlin_opened', user_id: 'k1', properties: { screen: 'home' } });
+    const both = await server.request('POST', '/api/v1/events/track', {
+      apiKey: p.apiKey,
+      body: { eventName: 'spec_name', name: 'other_name', userId: 'k1' },
+    });
+    expect(both.status).toBe(200);
+    expect(both.body).toMatchObject({ event_name: 'spec_name' });
+    const batch = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: p.apiKey,
+      body: {
+        events: [
+          { name: 'kotlin_batch', userId: 'k1' },
+          { name: '', userId: 'k1' },
+          { event_name: 'snake', name: 'x', userId: 'k1' },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.results.map((r: { status: string }) => r.status)).toEqual(['accepted', 'rejected', 'accepted']);
+    expect(batch.body.results[1].reason).toBe('eventName: must be 1 to 100 characters');
+    const rows = await storedEvents(4, p.id);
+    expect(rows.map((row) => row.event_name).sort()).toEqual(['kotlin_batch', 'kotlin_opened', 'snake', 'spec_name']);
+  });
+
   it.skipIf(redis && !withRedis)('an optional timestamp becomes created_at; the window is 1 hour ahead to 2 years back', async () => {
     const p = await createProject(server, { plan: 'pro' });
     const past = new Date(Date.now() - 400 * 24 * 3600 * 1000).toISOString();
