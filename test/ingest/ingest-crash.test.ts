@@ -73,7 +73,7 @@ describe('embedded ingestion across crashes', () => {
 
     async function sendBatch(batch: EventBody[]): Promise<boolean> {
       try {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', {
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', {
           apiKey: project.apiKey,
           body: { events: batch },
           timeoutMs: 15_000,

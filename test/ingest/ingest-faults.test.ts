@@ -134,7 +134,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       const failures: string[] = [];
       const sendStarted = Date.now();
       await inLanes(batches, 4, async (batch) => {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
         if (reply.status !== 200) {
           failures.push(`${reply.status} ${JSON.stringify(reply.body)}`);
           return;
@@ -296,7 +296,10 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
       // The client retries the refused requests as they were: accepted, same ids, stored once.
       await eventually('the refused batch accepted on retry', 20_000, async () => {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: stalledBatch } });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', {
+          apiKey: project.apiKey,
+          body: { events: stalledBatch },
+        });
         expect([200, 503], JSON.stringify(reply.body)).toContain(reply.status);
         if (reply.status !== 200) return false;
         expect(reply.body.results.map((r: { event: { id: string } }) => r.event.id)).toEqual(stalledBatch.map((e) => e.eventId));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { anyValues } from '../openapi/any-values.js';
-import { bodySchema, camelKeys, userIdSchema } from '../validation.js';
+import { bodySchema, camelKeys, queryBoolean, userIdSchema } from '../validation.js';
 
 /** Serialized size cap of one event's properties: keeps rows (and queue jobs) bounded. */
 export const MAX_PROPERTIES_BYTES = 32 * 1024;
@@ -139,3 +139,9 @@ export const BatchEventsBody = bodySchema({
   sentAt,
 });
 export type BatchEventsBody = z.infer<typeof BatchEventsBody>;
+
+/**
+ * POST /events/batch query: `echo=true` answers each stored event whole instead of its id (the
+ * lean default, issue 31: the echo was the answer's largest cost and our SDK reads none of it).
+ */
+export const BatchEventsQuery = z.object({ echo: queryBoolean.optional() });
