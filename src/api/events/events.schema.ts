@@ -23,7 +23,7 @@ export const MAX_PROPERTIES_DEPTH = 64;
  * value cannot overflow the stack. The bound lets the usual small properties skip the exact size
  * check, which serialized them once more on every event (BENCHMARKS.md, "BullMQ request path").
  */
-function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBytesAtMost: number } {
+export function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBytesAtMost: number } {
   const values: unknown[] = [value];
   const depths: number[] = [1];
   let bytes = 0;
