@@ -861,6 +861,7 @@ async function redisReachable(): Promise<boolean> {
 
 const f0 = (n: number) => Math.round(n).toLocaleString('en-US');
 const f2 = (n: number) => n.toFixed(2);
+const f1 = (n: number) => n.toFixed(1);
 const pct = (n: number) => `${Math.round(n * 100)}%`;
 const verdict = (ratio: number, target: number) => `${f2(ratio)} (target >= ${target}: ${ratio >= target ? 'met' : 'MISSED'})`;
 
@@ -993,6 +994,8 @@ function report(results: ModeResult[]): string {
           'all visible after s',
           'events/s e2e',
           'service CPU µs/event',
+          'outside the insert µs/event',
+          'GC µs/event',
           'pipeline inserts (avg rows)',
           'raw insertEvents events/s',
           'raw CPU µs/event',
@@ -1008,6 +1011,8 @@ function report(results: ModeResult[]): string {
             f2(x.visibleMs / 1000),
             f0(x.rate),
             perUnit(x.phase, x.events, 1000)[0],
+            f1(((x.phase.cpu.service * x.phase.wallMs) / x.events - (x.raw.phase.cpu.service * x.raw.phase.wallMs) / x.raw.rows) * 1000),
+            x.phase.loop?.gcMs === undefined ? '—' : f1((x.phase.loop.gcMs * 1000) / x.events),
             `${f0(x.inserts)} (${f0(x.insertSize)})`,
             f0(x.raw.rate),
             perUnit(x.raw.phase, x.raw.rows, 1000)[0],

@@ -49,4 +49,5 @@ export type ReadyMessage = { ready: true; port: number };
 
 export type RawInsertResult = { rows: number; batches: number; ms: number; visible: number };
 export type WriterStats = { writes: number; events: number };
-export type LoopDelay = { p50Ms: number; p99Ms: number; maxMs: number };
+/** Event-loop delay since the last reset, and the time spent in GC pauses (perf_hooks `gc` entries; absent in older servers). */
+export type LoopDelay = { p50Ms: number; p99Ms: number; maxMs: number; gcMs?: number };

@@ -81,6 +81,38 @@ describe.each([
     expect(rows[0]).toMatchObject({ event_name: 'checkout_started', properties_raw: '' });
   });
 
+  it.skipIf(redis && !withRedis)('`name` is read as eventName (the origin Kotlin SDK); eventName wins when both are sent', async () => {
+    const p = await createProject(server, { plan: 'pro' });
+    // The Kotlin SDK's track body: name, user_id, string properties, a timestamp.
+    const kotlin = await server.request('POST', '/api/v1/events/track', {
+      apiKey: p.apiKey,
+      body: { name: 'kotlin_opened', user_id: 'k1', properties: { screen: 'home' } },
+    });
+    expect(kotlin.status, JSON.stringify(kotlin.body)).toBe(200);
+    expect(kotlin.body).toMatchObject({ event_name: 'kotlin_opened', user_id: 'k1', properties: { screen: 'home' } });
+    const both = await server.request('POST', '/api/v1/events/track', {
+      apiKey: p.apiKey,
+      body: { eventName: 'spec_name', name: 'other_name', userId: 'k1' },
+    });
+    expect(both.status).toBe(200);
+    expect(both.body).toMatchObject({ event_name: 'spec_name' });
+    const batch = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: p.apiKey,
+      body: {
+        events: [
+          { name: 'kotlin_batch', userId: 'k1' },
+          { name: '', userId: 'k1' },
+          { event_name: 'snake', name: 'x', userId: 'k1' },
+        ],
+      },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.results.map((r: { status: string }) => r.status)).toEqual(['accepted', 'rejected', 'accepted']);
+    expect(batch.body.results[1].reason).toBe('eventName: must be 1 to 100 characters');
+    const rows = await storedEvents(4, p.id);
+    expect(rows.map((row) => row.event_name).sort()).toEqual(['kotlin_batch', 'kotlin_opened', 'snake', 'spec_name']);
+  });
+
   it.skipIf(redis && !withRedis)('an optional timestamp becomes created_at; the window is 1 hour ahead to 2 years back', async () => {
     const p = await createProject(server, { plan: 'pro' });
     const past = new Date(Date.now() - 400 * 24 * 3600 * 1000).toISOString();
@@ -134,8 +166,8 @@ describe.each([
       body: { events: [body, { eventName: 'other', userId: 'u9' }] },
     });
     expect(batch.status).toBe(200);
-    expect(batch.body.results[0]).toEqual({ status: 'duplicate', event: first.body });
-    expect(batch.body.results[1]).toMatchObject({ status: 'accepted', event: { event_name: 'other' } });
+    expect(batch.body.results[0]).toEqual({ status: 'duplicate', id: first.body.id });
+    expect(batch.body.results[1]).toEqual({ status: 'accepted', id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(batch.body).toMatchObject({ accepted: 1, duplicates: 1, rejected: 0 });
     const rows = await storedEvents(2, p.id);
     // Give the queue time to (wrongly) store a duplicate before counting.
@@ -163,13 +195,46 @@ describe.each([
     expect(response.status, JSON.stringify(response.body).slice(0, 300)).toBe(200);
     expect(response.body).toMatchObject({ accepted: 1000, duplicates: 0, rejected: 0 });
     expect(response.body.results).toHaveLength(1000);
-    expect(response.body.results[5]).toMatchObject({
-      status: 'accepted',
-      event: { event_name: 'feedback_detail', user_id: 'user-5', properties: { i: 5 } },
-    });
+    // The lean answer: the status and the stored id of each event, in the order sent.
+    expect(response.body.results[5]).toEqual({ status: 'accepted', id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     const rows = await storedEvents(1000, p.id);
     expect(rows).toHaveLength(1000);
     expect(new Set(rows.map((row) => row.event_id)).size).toBe(1000);
+    const ids: string[] = response.body.results.map((result: { id: string }) => result.id);
+    expect(new Set(ids)).toEqual(new Set(rows.map((row) => row.event_id)));
+    const fifth = rows.find((row) => row.event_id === ids[5]);
+    expect(fifth).toMatchObject({ event_name: 'feedback_detail', user_id: 'user-5' });
+  });
+
+  it.skipIf(redis && !withRedis)('POST /events/batch?echo=true answers each stored event whole (a duplicate: the first one)', async () => {
+    const p = await createProject(server, { plan: 'pro' });
+    const eventId = randomUUID();
+    const events = [
+      { eventName: 'echoed', userId: 'u1', eventId, properties: { n: 1 } },
+      { eventName: 'echoed_again', userId: 'u2', eventId, properties: { n: 2 } },
+      { userId: 'u3' },
+    ];
+    const response = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: p.apiKey, body: { events } });
+    expect(response.status).toBe(200);
+    const stored = { id: eventId, event_name: 'echoed', user_id: 'u1', properties: { n: 1 }, created_at: expect.any(String) };
+    expect(response.body).toEqual({
+      accepted: 1,
+      duplicates: 1,
+      rejected: 1,
+      results: [
+        { status: 'accepted', event: stored },
+        { status: 'duplicate', event: stored },
+        { status: 'rejected', reason: 'eventName: is required' },
+      ],
+    });
+    const lean = await server.request('POST', '/api/v1/events/batch?echo=false', {
+      apiKey: p.apiKey,
+      body: { events: events.slice(0, 1) },
+    });
+    expect(lean.body).toEqual({ accepted: 0, duplicates: 1, rejected: 0, results: [{ status: 'duplicate', id: eventId }] });
+    const bad = await server.request('POST', '/api/v1/events/batch?echo=maybe', { apiKey: p.apiKey, body: { events } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.reason).toBe('echo: must be true or false');
   });
 
   it.skipIf(redis && !withRedis)('concurrent track requests are all stored, each once', async () => {

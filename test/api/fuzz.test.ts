@@ -5,8 +5,18 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
-import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
+import {
+  bodyOf,
+  camelToSnake,
+  document,
+  fieldValue,
+  hostileString,
+  RawBody,
+  resolve,
+  type Schema,
+  surrogateOrNul,
+} from '../helpers/fuzz-values.js';
 import { requestTo, startTestServer, type TestServer } from '../helpers/server.js';
 
 /*
@@ -32,7 +42,6 @@ const SURROGATE_RUNS = Math.max(10, Math.round(RUNS / 5));
 /** One operation's property; the slowest (metrics through ClickHouse) take a few seconds. */
 const PROPERTY_TIMEOUT_MS = 60_000;
 
-type Schema = OpenAPIV3.SchemaObject;
 type Credential = 'key' | 'admin' | 'operator';
 type FuzzedOperation = {
   method: string;
@@ -42,20 +51,6 @@ type FuzzedOperation = {
   body: Schema | undefined;
 };
 type GeneratedRequest = { path: string; rawBody?: string };
-/** A body sent as these bytes, not JSON-encoded (broken JSON). */
-class RawBody {
-  constructor(readonly text: string) {}
-}
-
-const document = buildOpenApiDocument() as unknown as OpenAPIV3.Document;
-
-function resolve<T>(value: T | OpenAPIV3.ReferenceObject): T {
-  if (value && typeof value === 'object' && '$ref' in value) {
-    const name = value.$ref.replace('#/components/schemas/', '');
-    return document.components?.schemas?.[name] as T;
-  }
-  return value as T;
-}
 
 /** Every operation with a JSON body or query parameters, and the credential it takes. */
 function fuzzedOperations(): FuzzedOperation[] {
@@ -71,160 +66,6 @@ function fuzzedOperations(): FuzzedOperation[] {
     }
   }
   return operations;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Values
-
-/** Hostile strings other than lone surrogates and NUL (those have their own property). */
-const hostileString: fc.Arbitrary<string> = fc.oneof(
-  fc.string({ unit: 'grapheme', maxLength: 40 }),
-  fc.string({ unit: 'binary', maxLength: 40 }).map((s) => s.replaceAll('\u0000', '')),
-  fc.oneof(fc.integer(), fc.double(), fc.bigInt()).map(String),
-  fc.constantFrom(
-    '',
-    ' ',
-    'null',
-    'true',
-    '[]',
-    '{}',
-    '1e999',
-    '-0',
-    '0x10',
-    'NaN',
-    'Infinity',
-    ' 1 ',
-    "' or '1'='1",
-    '"; drop table feedbacks; --',
-    '{id:UUID}',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template placeholder sent as text, on purpose
-    '${x}',
-    '../../etc/passwd',
-    '<script>alert(1)</script>',
-    '__proto__',
-    'constructor',
-    '%00',
-    '\\u0000',
-    '\u202e\ufeff\u200b',
-    'Ａｂｃ',
-    'é'.repeat(3000),
-    '😀'.repeat(2000),
-    'a'.repeat(10_001),
-  ),
-);
-
-/** The characters the other branch of the hardening refuses with 400 (lone surrogates, NUL). */
-const surrogateOrNul: fc.Arbitrary<string> = fc.constantFrom('\ud800', 'a\udfffb', '\udbff\udbff', '\u0000', 'x\u0000y', '\u0000\ud800');
-
-const deepNesting = (depth: number): unknown => (depth === 0 ? 'bottom' : { a: [deepNesting(depth - 1)] });
-
-/** Any JSON value that is not what a field wants: wrong types, nesting, extremes. */
-const hostileValue = (strings: fc.Arbitrary<string>): fc.Arbitrary<unknown> =>
-  fc.oneof(
-    { weight: 4, arbitrary: strings },
-    fc.constant(null),
-    fc.boolean(),
-    fc.integer(),
-    fc.constantFrom(1e308, -1e308, 2 ** 53 + 1, -0, 0.1, -1, 1e-300),
-    fc.array(strings, { maxLength: 3 }),
-    fc.dictionary(strings, strings, { maxKeys: 3 }),
-    fc.jsonValue({ maxDepth: 3 }),
-    fc.constant(deepNesting(200)),
-  );
-
-const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const MAX_GENERATED = 20;
-
-/** Values the schema allows (or nearly: lengths at the edges), ids of real resources where a UUID goes. */
-function plausible(schema: Schema, ids: string[]): fc.Arbitrary<unknown> {
-  const base = plausibleNotNull(schema, ids);
-  return schema.nullable ? fc.option(base, { nil: null, freq: 5 }) : base;
-}
-
-function plausibleNotNull(schema: Schema, ids: string[]): fc.Arbitrary<unknown> {
-  if (schema.enum) return fc.constantFrom(...schema.enum);
-  switch (schema.type) {
-    case 'string':
-      switch (schema.format) {
-        case 'uuid':
-          return fc.oneof(fc.constantFrom(...ids), fc.uuid());
-        case 'email':
-          return fc.emailAddress();
-        case 'date-time':
-          return fc
-            .date({ min: new Date(Date.now() - 3 * 365 * 86_400_000), max: new Date(Date.now() + 86_400_000), noInvalidDate: true })
-            .map((d) => d.toISOString());
-        case 'date':
-          return fc
-            .date({ min: new Date('1990-01-01'), max: new Date('2120-01-01'), noInvalidDate: true })
-            .map((d) => d.toISOString().slice(0, 10));
-        case 'uri':
-          return fc.oneof(
-            fc.webUrl(),
-            fc.constantFrom('http://127.0.0.1:9/hook', 'https://hooks.slack.com/services/x', 'ftp://example.com', 'example.com'),
-          );
-        default:
-          if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern));
-          return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? MAX_GENERATED, MAX_GENERATED) });
-      }
-    case 'integer':
-      return fc.integer({ min: schema.minimum ?? -10, max: schema.maximum ?? 10_000 });
-    case 'number':
-      return fc.double({ min: schema.minimum ?? -10, max: schema.maximum ?? 10_000, noNaN: true });
-    case 'boolean':
-      return fc.boolean();
-    case 'array': {
-      const items = resolve<Schema>(schema.items);
-      return fc.array(plausible(items, ids), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) });
-    }
-    case 'object':
-      if (schema.properties) {
-        const fields = Object.fromEntries(
-          Object.entries(schema.properties).map(([name, field]) => [name, plausible(resolve<Schema>(field), ids)]),
-        );
-        return fc.record(fields, { requiredKeys: schema.required ?? [] });
-      }
-      return fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
-    default:
-      return fc.jsonValue({ maxDepth: 2 });
-  }
-}
-
-/** A field's value: mostly one the schema allows, else a hostile one. */
-const fieldValue = (schema: Schema, ids: string[], strings: fc.Arbitrary<string>, hostileWeight: number) =>
-  fc.oneof({ weight: 3, arbitrary: plausible(schema, ids) }, { weight: hostileWeight, arbitrary: hostileValue(strings) });
-
-/**
- * A JSON body for an object schema: each field absent, plausible or hostile, in camelCase or
- * snake_case, with unknown keys now and then; sometimes not an object, sometimes not JSON.
- */
-function bodyOf(schema: Schema, ids: string[], strings: fc.Arbitrary<string>, hostileWeight: number): fc.Arbitrary<unknown> {
-  const fields = Object.entries(schema.properties ?? {}).map(([name, field]) =>
-    fc
-      .record({
-        present: fc.nat(9).map((n) => n < 8),
-        snake: fc.boolean(),
-        value: fieldValue(resolve<Schema>(field), ids, strings, hostileWeight),
-      })
-      .map((f) => ({ name: f.snake ? camelToSnake(name) : name, ...f })),
-  );
-  const object = fc
-    .tuple(fc.tuple(...fields), fc.dictionary(strings, hostileValue(strings), { maxKeys: 2 }), fc.nat(9))
-    .map(([parts, extra, roll]) => {
-      const body: Record<string, unknown> = roll === 0 ? { ...extra } : {};
-      for (const part of parts) if (part.present) body[part.name] = part.value;
-      return body;
-    });
-  return fc.oneof(
-    { weight: 12, arbitrary: object },
-    { weight: 1, arbitrary: hostileValue(strings) },
-    {
-      weight: 1,
-      arbitrary: fc
-        .constantFrom('{', '{"a":}', '[1,2', 'nul', '{"title":"x",}', '\u0000', '', '{"__proto__":{"x":1}}')
-        .map((raw) => new RawBody(raw)),
-    },
-  );
 }
 
 /** A query string: each documented parameter absent, plausible, hostile, in its other casing, or repeated. */

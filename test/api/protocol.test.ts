@@ -50,7 +50,7 @@ describe.each([
 
   it.skipIf(redis && !withRedis)('one invalid event in a batch: the others are stored, the bad one is reported in its place', async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const response = await server.request('POST', '/api/v1/events/batch', {
+    const response = await server.request('POST', '/api/v1/events/batch?echo=true', {
       apiKey: project.apiKey,
       body: {
         events: [
@@ -108,13 +108,13 @@ describe.each([
       { eventName: 'e2', userId: 'u', eventId: ids[1], properties: { first: true } },
       { eventName: 'e1', userId: 'u', eventId: ids[0] }, // a repeat within the batch
     ];
-    const first = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events } });
+    const first = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events } });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ accepted: 2, duplicates: 1, rejected: 0 });
     expect(first.body.results[2]).toEqual({ status: 'duplicate', event: first.body.results[0].event });
 
     const changed = events.map((event) => ({ ...event, properties: { first: false } }));
-    const retry = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: changed } });
+    const retry = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: changed } });
     expect(retry.status).toBe(200);
     expect(retry.body).toMatchObject({ accepted: 0, duplicates: 3, rejected: 0 });
     expect(retry.body.results.map((r: { event: unknown }) => r.event)).toEqual(first.body.results.map((r: { event: unknown }) => r.event));
@@ -129,7 +129,7 @@ describe.each([
       const skew = -2 * HOUR; // the device's clock runs 2 hours late
       const deviceNow = Date.now() + skew;
       const before = Date.now();
-      const response = await server.request('POST', '/api/v1/events/batch', {
+      const response = await server.request('POST', '/api/v1/events/batch?echo=true', {
         apiKey: project.apiKey,
         body: {
           sent_at: new Date(deviceNow).toISOString(),

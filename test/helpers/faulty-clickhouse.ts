@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 import {
   type ConnBaseQueryParams,
@@ -71,32 +71,45 @@ export function createFaultyClickHouse(dataDir: string): { client: ClickHouseCli
     ping: (params: ConnPingParams): Promise<ConnPingResult> => real.ping(params),
     query: (params: ConnBaseQueryParams): Promise<ConnQueryResult<Readable>> => real.query(params),
     command: (params: ConnBaseQueryParams): Promise<ConnCommandResult> => real.command(params),
-    exec: (params: ConnExecParams<Readable>): Promise<ConnExecResult<Readable>> => real.exec(params),
+    // An exec with values is an insert too (the embedded log's row lines go that way): the same faults.
+    exec: (params: ConnExecParams<Readable>): Promise<ConnExecResult<Readable>> =>
+      params.values === undefined
+        ? real.exec(params)
+        : faultyInsert(params, (values) =>
+            real.exec({ ...params, values: typeof values === 'string' ? Readable.from([values], { objectMode: false }) : values }),
+          ),
     close: () => real.close(),
-    async insert(params: ConnInsertParams<Readable>): Promise<ConnInsertResult> {
-      const table = insertTable(params.query);
-      faults.attempts.set(table, faults.attemptsOf(table) + 1);
-      const mode = faults.mode;
-      if (mode === 'refuse') {
-        faults.failures.set(table, faults.failuresOf(table) + 1);
-        // Leave the values stream consumed, as a failed request would.
-        if (typeof params.values !== 'string') params.values.resume();
-        throw new Error(`injected fault: insert into ${table} refused`);
-      }
-      const body = mode === 'cut-views' && typeof params.values !== 'string' ? await text(params.values) : params.values;
-      const result = await real.insert({ ...params, values: body });
-      if (mode === 'cut-views' && table === 'events') {
-        await cutViews(real, typeof body === 'string' ? body : '');
-        faults.failures.set(table, faults.failuresOf(table) + 1);
-        throw new Error('injected fault: the insert into events was cut before its views');
-      }
-      if (mode === 'lose-answer') {
-        faults.failures.set(table, faults.failuresOf(table) + 1);
-        throw new Error(`injected fault: answer of the insert into ${table} lost`);
-      }
-      return result;
-    },
+    insert: (params: ConnInsertParams<Readable>): Promise<ConnInsertResult> =>
+      faultyInsert(params, (values) => real.insert({ ...params, values })),
   };
+
+  async function faultyInsert<Result>(
+    params: { query: string; values?: Readable | string | undefined },
+    run: (values: Readable | string) => Promise<Result>,
+  ): Promise<Result> {
+    const table = insertTable(params.query);
+    faults.attempts.set(table, faults.attemptsOf(table) + 1);
+    const mode = faults.mode;
+    if (mode === 'refuse') {
+      faults.failures.set(table, faults.failuresOf(table) + 1);
+      // Leave the values stream consumed, as a failed request would.
+      if (params.values !== undefined && typeof params.values !== 'string') params.values.resume();
+      throw new Error(`injected fault: insert into ${table} refused`);
+    }
+    const values = params.values ?? '';
+    const body = mode === 'cut-views' && typeof values !== 'string' ? await text(values) : values;
+    const result = await run(body);
+    if (mode === 'cut-views' && table === 'events') {
+      await cutViews(real, typeof body === 'string' ? body : '');
+      faults.failures.set(table, faults.failuresOf(table) + 1);
+      throw new Error('injected fault: the insert into events was cut before its views');
+    }
+    if (mode === 'lose-answer') {
+      faults.failures.set(table, faults.failuresOf(table) + 1);
+      throw new Error(`injected fault: answer of the insert into ${table} lost`);
+    }
+    return result;
+  }
 
   const client = createClient({
     connection: wrapper as unknown as ClientConnection,

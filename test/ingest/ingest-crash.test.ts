@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
+import { logLine } from '../../src/ingest/log/log-lines.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import type { EventWriter } from '../../src/ingest/writer/event-writer.js';
 import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
@@ -73,7 +74,7 @@ describe('embedded ingestion across crashes', () => {
 
     async function sendBatch(batch: EventBody[]): Promise<boolean> {
       try {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', {
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', {
           apiKey: project.apiKey,
           body: { events: batch },
           timeoutMs: 15_000,
@@ -209,7 +210,7 @@ describe('embedded ingestion across crashes', () => {
     const [segment] = await readdir(path.join(dir, 'segments'));
     const file = path.join(dir, 'segments', segment as string);
     const size = (await stat(file)).size;
-    const lastFrameBytes = Buffer.byteLength(frames[2]?.map((e) => `${JSON.stringify(e)}\n`).join('') ?? '') + 28;
+    const lastFrameBytes = Buffer.byteLength(frames[2]?.map(logLine).join('') ?? '') + 28;
     const handle = await open(file, 'r+');
     await handle.truncate(size - Math.floor(lastFrameBytes / 2));
     await handle.close();

@@ -134,7 +134,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       const failures: string[] = [];
       const sendStarted = Date.now();
       await inLanes(batches, 4, async (batch) => {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
         if (reply.status !== 200) {
           failures.push(`${reply.status} ${JSON.stringify(reply.body)}`);
           return;
@@ -200,7 +200,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       }
       async function batch(count: number, withIds: boolean): Promise<Reply> {
         const sent = events(count, withIds, 'redis');
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: sent } });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: sent } });
         if (reply.status === 200) {
           expect(reply.body.accepted).toBe(count);
           for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
@@ -296,7 +296,10 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
       // The client retries the refused requests as they were: accepted, same ids, stored once.
       await eventually('the refused batch accepted on retry', 20_000, async () => {
-        const reply = await call(setup.base, 'POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: stalledBatch } });
+        const reply = await call(setup.base, 'POST', '/api/v1/events/batch?echo=true', {
+          apiKey: project.apiKey,
+          body: { events: stalledBatch },
+        });
         expect([200, 503], JSON.stringify(reply.body)).toContain(reply.status);
         if (reply.status !== 200) return false;
         expect(reply.body.results.map((r: { event: { id: string } }) => r.event.id)).toEqual(stalledBatch.map((e) => e.eventId));
@@ -371,7 +374,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       const singles = [...events(250, true, 'ch-d'), ...events(250, false, 'ch-e')];
       await Promise.all([
         inLanes(batches, 3, async (batch) => {
-          const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+          const reply = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
           statuses.push(reply.status);
           if (reply.status === 200) for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
         }),
@@ -429,7 +432,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       // Server-assigned ids: nothing but the insert deduplication token can tell a retry apart.
       const acknowledged = new Set<string>();
       for (const batch of [events(500, false, 'lost-a'), events(500, false, 'lost-b')]) {
-        const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+        const reply = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
         expect(reply.status, JSON.stringify(reply.body)).toBe(200);
         for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
       }

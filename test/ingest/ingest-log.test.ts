@@ -196,7 +196,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
           }
         }),
         (async () => {
-          const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+          const reply = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
           if (reply.status === 200) for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
           else {
             refusals.push({ status: reply.status, body: reply.body, retryAfter: reply.headers.get('retry-after') });
@@ -294,7 +294,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     const acknowledged = new Set<string>();
     for (const tag of ['lost-a', 'lost-b']) {
       const batch = [...events(250, true, tag), ...events(250, false, tag)];
-      const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+      const reply = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       for (const { event } of reply.body.results as { event: { id: string } }[]) acknowledged.add(event.id);
     }
@@ -314,7 +314,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     const failedBefore = faults.failuresOf('events');
     faults.mode = 'cut-views';
     const batch = [...events(200, true, 'cut'), ...events(200, false, 'cut')];
-    const reply = await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events: batch } });
+    const reply = await server.request('POST', '/api/v1/events/batch?echo=true', { apiKey: project.apiKey, body: { events: batch } });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     const acknowledged = new Set((reply.body.results as { event: { id: string } }[]).map((result) => result.event.id));
     await eventually('an insert cut before its views', 10_000, async () => faults.failuresOf('events') > failedBefore);

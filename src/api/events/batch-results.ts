@@ -1,7 +1,13 @@
 import { type IngestEvent, type TrackedEventResponse, toTrackedEvent } from '../../core/event.js';
 
-/** What became of one event of a batch (docs/ingestion.md, "Protocol"). */
+/**
+ * What became of one event of a batch (docs/ingestion.md, "Protocol"). By default the answer is
+ * lean: the status and the stored event's id, or the reason of a refusal. With `?echo=true` an
+ * accepted or duplicate event carries the stored event whole instead of its id.
+ */
 export type BatchEventResult =
+  | { status: 'accepted'; id: string }
+  | { status: 'duplicate'; id: string }
   | { status: 'accepted'; event: TrackedEventResponse }
   | { status: 'duplicate'; event: TrackedEventResponse }
   | { status: 'rejected'; reason: string };
@@ -12,15 +18,26 @@ export type BatchEventsResult = { accepted: number; duplicates: number; rejected
 export type Checked = { event: IngestEvent } | { reason: string };
 
 /**
- * The answer to a batch, one result per event in the order sent. `stored` is the sink's answer
- * for the valid events, in order: a new event is answered as it was given, a retried eventId
- * with the first request's event (EventSink.submit). Comparing ids cannot tell them apart (a
- * retry carries the same eventId), so:
- * - an eventId already met earlier in this batch is a duplicate of that one;
+ * Whether `stored`, the sink's answer for `input`, is `input` stored now rather than an earlier
+ * copy. The sink answers a new event with itself and a retried eventId with the first request's
+ * event (EventSink.submit). Comparing ids cannot tell them apart (a retry carries the same
+ * eventId), so:
+ * - an eventId already met earlier in this batch is a duplicate of that one (`seen`);
  * - otherwise the event is new when the sink answered it with itself: the very object (both sinks
  *   do), or a copy of it (the BullMQ sink answers the first of an eventId repeated within a
  *   request with the copy it stored in Redis). A copy has this request's receive time and the
  *   same fields; a retry's first copy was received by another request.
+ */
+function isNew(input: IngestEvent, stored: IngestEvent, seen: Set<string>): boolean {
+  if (!input.id_from_client) return stored === input || sameEvent(stored, input);
+  const repeated = seen.has(input.event_id);
+  seen.add(input.event_id);
+  return !repeated && (stored === input || sameEvent(stored, input));
+}
+
+/**
+ * The answer to a batch with every stored event echoed (`?echo=true`), one result per event in
+ * the order sent. `stored` is the sink's answer for the valid events, in order.
  */
 export function batchResults(checked: Checked[], stored: IngestEvent[]): BatchEventsResult {
   const answer: BatchEventsResult = { accepted: 0, duplicates: 0, rejected: 0, results: [] };
@@ -32,11 +49,8 @@ export function batchResults(checked: Checked[], stored: IngestEvent[]): BatchEv
       answer.results.push({ status: 'rejected', reason: item.reason });
       continue;
     }
-    const input = item.event;
     const first = stored[next++] as IngestEvent;
-    const repeated = input.id_from_client && seen.has(input.event_id);
-    if (input.id_from_client) seen.add(input.event_id);
-    if (!repeated && (first === input || sameEvent(first, input))) {
+    if (isNew(item.event, first, seen)) {
       answer.accepted++;
       answer.results.push({ status: 'accepted', event: toTrackedEvent(first) });
     } else {
@@ -45,6 +59,37 @@ export function batchResults(checked: Checked[], stored: IngestEvent[]): BatchEv
     }
   }
   return answer;
+}
+
+/**
+ * The default, lean answer to a batch as JSON text: the same results with the stored event's id
+ * instead of the event. Written as text in one pass: no result objects, no second walk by
+ * JSON.stringify (ids are UUIDs, statuses fixed words; only reasons need escaping).
+ */
+export function leanBatchResultsJson(checked: Checked[], stored: IngestEvent[]): string {
+  let accepted = 0;
+  let duplicates = 0;
+  let rejected = 0;
+  let results = '';
+  const seen = new Set<string>();
+  let next = 0;
+  for (const item of checked) {
+    if (results !== '') results += ',';
+    if ('reason' in item) {
+      rejected++;
+      results += `{"status":"rejected","reason":${JSON.stringify(item.reason)}}`;
+      continue;
+    }
+    const first = stored[next++] as IngestEvent;
+    if (isNew(item.event, first, seen)) {
+      accepted++;
+      results += `{"status":"accepted","id":"${first.event_id}"}`;
+    } else {
+      duplicates++;
+      results += `{"status":"duplicate","id":"${first.event_id}"}`;
+    }
+  }
+  return `{"accepted":${accepted},"duplicates":${duplicates},"rejected":${rejected},"results":[${results}]}`;
 }
 
 function sameEvent(a: IngestEvent, b: IngestEvent): boolean {

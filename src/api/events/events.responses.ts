@@ -23,19 +23,26 @@ export const TrackedEventResponse = z
   })
   .meta({ id: 'TrackedEvent', description: 'A tracked analytics event (SPEC 2.7).' });
 
+const storedId = uuid.meta({
+  description: 'The id of the stored event: this event’s, or for a duplicate the first one stored under its eventId.',
+});
+const DUPLICATE =
+  'An event with this `eventId` was already accepted for the project (a retry, or a repeat within the batch): it is not stored again.';
 const BatchEventAccepted = z
-  .object({ status: z.literal('accepted'), event: TrackedEventResponse.meta({ description: 'The event as stored.' }) })
-  .meta({ id: 'BatchEventAccepted', description: 'The event is stored (durable).' });
+  .object({ status: z.literal('accepted'), id: storedId })
+  .meta({ id: 'BatchEventAccepted', description: 'The event is stored (durable). The default, lean result.' });
 const BatchEventDuplicate = z
+  .object({ status: z.literal('duplicate'), id: storedId })
+  .meta({ id: 'BatchEventDuplicate', description: `${DUPLICATE} The default, lean result.` });
+const BatchEventAcceptedEcho = z
+  .object({ status: z.literal('accepted'), event: TrackedEventResponse.meta({ description: 'The event as stored.' }) })
+  .meta({ id: 'BatchEventAcceptedEcho', description: 'The event is stored (durable). With `echo=true`.' });
+const BatchEventDuplicateEcho = z
   .object({
     status: z.literal('duplicate'),
     event: TrackedEventResponse.meta({ description: 'The event first stored under this eventId, not this copy.' }),
   })
-  .meta({
-    id: 'BatchEventDuplicate',
-    description:
-      'An event with this `eventId` was already accepted for the project (a retry, or a repeat within the batch): it is not stored again.',
-  });
+  .meta({ id: 'BatchEventDuplicateEcho', description: `${DUPLICATE} With \`echo=true\`.` });
 const BatchEventRejected = z
   .object({
     status: z.literal('rejected'),
@@ -49,8 +56,11 @@ export const BatchEventsResponse = z
     duplicates: count.meta({ description: 'Events whose eventId was already accepted: not stored again.' }),
     rejected: count.meta({ description: 'Invalid events, not stored.' }),
     results: z
-      .array(z.discriminatedUnion('status', [BatchEventAccepted, BatchEventDuplicate, BatchEventRejected]))
-      .meta({ description: 'What became of each event, one result per event in the order sent.' }),
+      .array(z.union([BatchEventAccepted, BatchEventDuplicate, BatchEventAcceptedEcho, BatchEventDuplicateEcho, BatchEventRejected]))
+      .meta({
+        description:
+          'What became of each event, one result per event in the order sent: by default its status and the stored event’s `id` (or the `reason` of a refusal); with `echo=true` the stored event whole instead of its `id`.',
+      }),
   })
   .meta({ id: 'BatchEventsResult' });
 

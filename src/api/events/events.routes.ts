@@ -10,14 +10,16 @@ import { AppError, badRequest } from '../errors.js';
 import { ErrorBody } from '../errors.responses.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES } from '../middleware/json-body.js';
 import { mayHoldUnstorable } from '../middleware/storable-input.js';
-import { body, defaultError, error, json, withFieldDocs } from '../openapi/building-blocks.js';
+import { body, defaultError, describe, error, json, withFieldDocs } from '../openapi/building-blocks.js';
 import type { RequestContext } from '../state.js';
-import { describeIssue, findUnstorableString, parseBody } from '../validation.js';
-import { batchResults, type Checked } from './batch-results.js';
+import { describeIssue, findUnstorableString, parseBody, parseQuery } from '../validation.js';
+import { batchResults, type Checked, leanBatchResultsJson } from './batch-results.js';
+import { type CheckedEvent, checkBatchEnvelope, checkEvent, checkTrackBody } from './event-check.js';
 import { clockSkewMs, eventTime } from './event-time.js';
 import { BatchEventsResponse, TrackedEventResponse } from './events.responses.js';
 import {
   BatchEventsBody,
+  BatchEventsQuery,
   MAX_BATCH_EVENTS,
   MAX_PROPERTIES_BYTES,
   MAX_PROPERTIES_DEPTH,
@@ -31,7 +33,7 @@ const RETRY_AFTER_SECONDS = 5;
 
 type Received = { ms: number; iso: string };
 
-function toIngestEvent(projectId: string, body: TrackEventBody, createdAt: string, receivedAt: string): IngestEvent {
+function toIngestEvent(projectId: string, body: CheckedEvent, createdAt: string, receivedAt: string): IngestEvent {
   return {
     project_id: projectId,
     event_id: body.eventId ?? uuidv7(),
@@ -60,7 +62,7 @@ function receivedNow(): Received {
 }
 
 /** The track request's `sentAt`: the body field, else the X-Sent-At header (docs/ingestion.md). */
-function trackSentAt(ctx: RequestContext, body: TrackRequestBody): string | undefined {
+function trackSentAt(ctx: RequestContext, body: { sentAt?: string | undefined }): string | undefined {
   if (body.sentAt !== undefined) return body.sentAt;
   const header = ctx.req.headers['x-sent-at'];
   if (header === undefined) return undefined;
@@ -171,7 +173,8 @@ export const eventRoutes = [
       default: defaultError,
     },
     handler: async (ctx, deps) => {
-      const body = parseBody(TrackRequestBody, ctx.request.body);
+      // The compiled check takes the common body without copies; zod decides everything else.
+      const body = checkTrackBody(ctx.request.body) ?? parseBody(TrackRequestBody, ctx.request.body);
       const received = receivedNow();
       const time = eventTime(body.timestamp, received, clockSkewMs(trackSentAt(ctx, body), received.ms));
       if (!time.ok) throw badRequest(time.reason);
@@ -190,9 +193,18 @@ export const eventRoutes = [
     summary: 'Track a batch of events',
     description: `1 to ${MAX_BATCH_EVENTS} events, body up to 5 MiB. Each event is validated on its own: the answer lists, in the order sent, what became of each (\`accepted\`, \`duplicate\` for an \`eventId\` already accepted, or \`rejected\` with the reason, e.g. \`userId: is required\`), and a batch whose events are all rejected is still a 200. A rejected event must not be sent again. Only an invalid envelope (not an object, \`events\` missing, not an array, empty or too long, a bad \`sentAt\`) is a 400, and then nothing is stored. ${ingestion}`,
     body: requests.trackEventBatch,
+    query: z.object({
+      echo: describe(
+        BatchEventsQuery.shape.echo,
+        '`true` (or `1`): each accepted or duplicate result carries the stored event whole (`event`, SPEC 2.7’s Tracked event) instead of its `id`. Default false: the lean answer, status and id per event.',
+      ),
+    }),
     headers: z.object({ 'Content-Encoding': contentEncoding }),
     responses: {
-      200: json('What became of each event.', BatchEventsResponse),
+      200: json(
+        'What became of each event: by default its status and the stored id (or the reason of a refusal); with `echo=true` the stored events whole.',
+        BatchEventsResponse,
+      ),
       400: error('The envelope is invalid (the reason names the field), or the body is not valid gzip data: nothing is stored.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended, or its `allowed_origins` do not list the request’s `Origin`.'),
@@ -204,7 +216,9 @@ export const eventRoutes = [
       default: defaultError,
     },
     handler: async (ctx, deps) => {
-      const envelope = parseBody(BatchEventsBody, ctx.request.body);
+      // The ingestion routes have no other parameter: most requests have no query string at all.
+      const echo = ctx.querystring !== '' && parseQuery(BatchEventsQuery, ctx.query).echo === true;
+      const envelope = checkBatchEnvelope(ctx.request.body) ?? parseBody(BatchEventsBody, ctx.request.body);
       const projectId = keyProject(ctx).id;
       const received = receivedNow();
       const skewMs = clockSkewMs(envelope.sentAt, received.ms);
@@ -216,15 +230,23 @@ export const eventRoutes = [
         if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { reason: 'event: must be a JSON object' };
         const unstorable = unstorableCheck ? findUnstorableString(raw, 'event') : null;
         if (unstorable) return { reason: unstorable };
-        const parsed = TrackEventBody.safeParse(raw);
-        if (!parsed.success) return { reason: describeIssue(parsed.error, raw) };
-        const time = eventTime(parsed.data.timestamp, received, skewMs);
+        let body: CheckedEvent | undefined = checkEvent(raw);
+        if (body === undefined) {
+          const parsed = TrackEventBody.safeParse(raw);
+          if (!parsed.success) return { reason: describeIssue(parsed.error, raw) };
+          body = parsed.data;
+        }
+        const time = eventTime(body.timestamp, received, skewMs);
         if (!time.ok) return { reason: time.reason };
-        return { event: toIngestEvent(projectId, parsed.data, time.createdAt, received.iso) };
+        return { event: toIngestEvent(projectId, body, time.createdAt, received.iso) };
       });
       const valid = checked.flatMap((item) => ('event' in item ? [item.event] : []));
       const stored = valid.length === 0 ? [] : await submit(deps, valid);
-      ctx.body = batchResults(checked, stored);
+      if (echo) ctx.body = batchResults(checked, stored);
+      else {
+        ctx.type = 'application/json';
+        ctx.body = leanBatchResultsJson(checked, stored);
+      }
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { anyValues } from '../openapi/any-values.js';
-import { bodySchema, userIdSchema } from '../validation.js';
+import { bodySchema, camelKeys, queryBoolean, userIdSchema } from '../validation.js';
 
 /** Serialized size cap of one event's properties: keeps rows (and queue jobs) bounded. */
 export const MAX_PROPERTIES_BYTES = 32 * 1024;
@@ -23,7 +23,7 @@ export const MAX_PROPERTIES_DEPTH = 64;
  * value cannot overflow the stack. The bound lets the usual small properties skip the exact size
  * check, which serialized them once more on every event (BENCHMARKS.md, "BullMQ request path").
  */
-function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBytesAtMost: number } {
+export function measure(value: unknown, depthLimit: number): { tooDeep: boolean; jsonBytesAtMost: number } {
   const values: unknown[] = [value];
   const depths: number[] = [1];
   let bytes = 0;
@@ -94,12 +94,36 @@ const eventFields = {
     .optional(),
 };
 
+/**
+ * `name` for `eventName`, as the origin's Kotlin SDK sends it (DESIGN 3, "Clients in the wild";
+ * docs/clients.md). Additive: SPEC's `eventName` (or `event_name`) wins when both are sent, and
+ * `name` is then ignored, as any unknown field was before, so no body that was accepted is refused.
+ */
+export function eventNameAlias(value: unknown): unknown {
+  const body = camelKeys(value);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const fields = body as Record<string, unknown>;
+  if (fields.eventName !== undefined || fields.name === undefined) return body;
+  return { ...fields, eventName: fields.name };
+}
+
+const eventNameAliasField = {
+  name: z.unknown().optional().meta({
+    type: 'string',
+    description:
+      'The origin Kotlin SDK’s spelling of `eventName`: read as `eventName` when that field is absent (then it must meet the same rules), ignored when `eventName` is sent.',
+  }),
+};
+
+/** An event body: either casing (camelKeys), and `name` read as `eventName` when that is absent. */
+const eventBodySchema = <Shape extends z.ZodRawShape>(shape: Shape) => z.preprocess(eventNameAlias, z.object(shape));
+
 /** POST /events/track body (SPEC 4.9) plus the optional timestamp and eventId of DESIGN 3. */
-export const TrackEventBody = bodySchema(eventFields);
+export const TrackEventBody = eventBodySchema({ ...eventFields, ...eventNameAliasField });
 export type TrackEventBody = z.infer<typeof TrackEventBody>;
 
 /** POST /events/track body (SPEC 4.9) plus `sentAt` (or the X-Sent-At header) for the clock skew. */
-export const TrackRequestBody = bodySchema({ ...eventFields, sentAt });
+export const TrackRequestBody = eventBodySchema({ ...eventFields, ...eventNameAliasField, sentAt });
 export type TrackRequestBody = z.infer<typeof TrackRequestBody>;
 
 /**
@@ -115,3 +139,9 @@ export const BatchEventsBody = bodySchema({
   sentAt,
 });
 export type BatchEventsBody = z.infer<typeof BatchEventsBody>;
+
+/**
+ * POST /events/batch query: `echo=true` answers each stored event whole instead of its id (the
+ * lean default, issue 31: the echo was the answer's largest cost and our SDK reads none of it).
+ */
+export const BatchEventsQuery = z.object({ echo: queryBoolean.optional() });

@@ -3,7 +3,8 @@ import { ShippedIdFilter } from './shipped-id-filter.js';
 
 /**
  * A client eventId accepted into the log and not yet shipped: the event first accepted under it,
- * as the JSON written to the log (half the memory of the object; parsed only for a retry), when
+ * as the line written to the log (log-lines.ts; half the memory of the object; parsed only for a
+ * retry), when
  * it is durable, and the id's hash when the request computed it (so shipping it costs no second
  * hashing; a claim rebuilt from the log at start has none).
  */

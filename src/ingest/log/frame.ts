@@ -9,7 +9,8 @@ import { crc32 } from 'node:zlib';
  *   offset 8  u64  log position of this frame (where its first byte sits in the log stream)
  *   offset 16 f64  append time (ms since the epoch): the shipper measures visibility lag from it
  *   offset 24 u32  number of events
- *   offset 28      payload: one JSON document per event, each followed by "\n"
+ *   offset 28      payload: one line per event, each followed by "\n": the JSONEachRow row of its
+ *                  insert (log-lines.ts), or in logs of older versions the event's JSON
  *
  * The position inside the checksum lets recovery tell a frame from stale bytes of an earlier,
  * failed write at another place; the length and checksum let it detect a torn tail.
@@ -22,7 +23,7 @@ export type Frame = {
   position: number;
   appendedAt: number;
   count: number;
-  /** The newline-separated JSON documents. */
+  /** The newline-separated lines, one per event (log-lines.ts). */
   payload: Buffer;
   /** Header plus payload. */
   bytes: number;

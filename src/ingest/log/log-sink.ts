@@ -12,6 +12,7 @@ import type { EventWriter } from '../writer/event-writer.js';
 import { CheckpointStore } from './checkpoint.js';
 import { type Claim, ClientIdIndex, type IdHash } from './client-ids.js';
 import { FRAME_HEADER_BYTES, payloadDocuments } from './frame.js';
+import { eventFromLogLine, logLine } from './log-lines.js';
 import { SegmentLog } from './segment-log.js';
 import { type ShippedBatch, Shipper, type ShipperOptions } from './shipper.js';
 
@@ -147,7 +148,7 @@ export class LogEventSink implements EventSink {
         for (const document of payloadDocuments(frame.payload)) {
           // A cheap filter first (most events carry server ids); properties may match it too.
           if (!document.includes('"id_from_client":true')) continue;
-          const event = JSON.parse(document) as IngestEvent;
+          const event = eventFromLogLine(document);
           if (!event.id_from_client) continue;
           const key = eventKey(event.project_id, event.event_id);
           if (!index.claim(key)) index.setClaim(key, { json: document, durable: Promise.resolve() });
@@ -217,7 +218,7 @@ export class LogEventSink implements EventSink {
       const event = events[i] as IngestEvent;
       const key = keys[i];
       if (key === undefined) {
-        documents.push(JSON.stringify(event));
+        documents.push(logLine(event));
         answer.push(event);
         continue;
       }
@@ -225,7 +226,7 @@ export class LogEventSink implements EventSink {
       if (claim) {
         // A retry of an event in the log (or a repeat within this request): answered with the
         // first, once that one is durable.
-        answer.push(JSON.parse(claim.json) as IngestEvent);
+        answer.push(eventFromLogLine(claim.json));
         if (claim.durable !== durable) others.push(claim.durable);
         continue;
       }
@@ -234,7 +235,7 @@ export class LogEventSink implements EventSink {
         answer.push(found);
         continue;
       }
-      const json = JSON.stringify(event);
+      const json = logLine(event);
       const mine: Claim = { json, durable, hash: hashes[i] ?? idHash(key) };
       this.index.setClaim(key, mine);
       claimed.push([key, mine]);
@@ -256,7 +257,7 @@ export class LogEventSink implements EventSink {
       }
     }
     if (documents.length > 0) {
-      const bytes = Buffer.from(`${documents.join('\n')}\n`);
+      const bytes = Buffer.from(documents.join(''));
       if (this.unshippedBytes + this.#reserved + bytes.length + FRAME_HEADER_BYTES > this.options.maxBytes) {
         const error = new LogFullError(
           `ingest log full (${this.unshippedBytes} bytes not yet in ClickHouse, INGEST_LOG_MAX_BYTES ${this.options.maxBytes})`,

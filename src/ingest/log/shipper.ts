@@ -1,10 +1,9 @@
-import type { IngestEvent } from '../../core/event.js';
-import { eventKey } from '../../core/event.js';
 import type { Logger } from '../../core/logger.js';
 import type { EventWriter } from '../writer/event-writer.js';
 import { type Checkpoint, type CheckpointStore, rangeToken } from './checkpoint.js';
 import type { ClientIdIndex } from './client-ids.js';
-import { type Frame, payloadDocuments } from './frame.js';
+import type { Frame } from './frame.js';
+import { logBatch } from './log-lines.js';
 import type { SegmentLog } from './segment-log.js';
 
 export type ShipperOptions = {
@@ -197,8 +196,8 @@ export class Shipper {
   async #ship(from: number, to: number): Promise<void> {
     const { frames, start, end } = await this.deps.log.read(from, to - from);
     if (start !== from || end !== to) throw new Error(`ingest log: range ${from}-${to} does not end on a frame boundary (read to ${end})`);
-    const events: IngestEvent[] = [];
-    for (const frame of frames) for (const document of payloadDocuments(frame.payload)) events.push(JSON.parse(document) as IngestEvent);
+    // The range as the insert's own bytes: no parse, no re-encode (log-lines.ts).
+    const batch = logBatch(frames);
     const token = rangeToken(this.#checkpoint.logId, from, to);
     for (;;) {
       if (this.#stopping) return;
@@ -211,7 +210,10 @@ export class Shipper {
         // Sent again as they are, the cut could stay: client eventIds found in the index are
         // dropped from the block, and a block taken for a repeat is dropped with its views'.
         const uncertain = this.#uncertain !== null && this.#uncertain.from === from && this.#uncertain.to === to;
-        const { repaired } = await this.deps.writer.write(events, token, uncertain ? { checkAll: true } : {});
+        const options = uncertain ? { checkAll: true } : {};
+        const { repaired } = batch.rows
+          ? await this.deps.writer.writeRowLines(batch.rows, token, options)
+          : await this.deps.writer.write(batch.events, token, options);
         if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0)) {
           this.deps.logger.warn({ from, to, repaired }, 'ingest log: an insert cut by a crash was made whole');
         }
@@ -220,7 +222,7 @@ export class Shipper {
         this.#failures++;
         const backoff = Math.min(this.options.maxBackoffMs, this.options.backoffMs * 2 ** Math.min(this.#failures - 1, 16));
         this.deps.logger.warn(
-          { err: error, from, to, events: events.length, failures: this.#failures, retryInMs: backoff },
+          { err: error, from, to, events: batch.count, failures: this.#failures, retryInMs: backoff },
           'ingest log: insert failed, retrying',
         );
         await this.#pause(backoff);
@@ -230,11 +232,10 @@ export class Shipper {
       if (this.#failures > 0) this.deps.logger.info({ failures: this.#failures }, 'ingest log: inserts succeed again');
       this.#failures = 0;
       this.#uncertain = null;
-      const clientKeys = events.filter((event) => event.id_from_client).map((event) => eventKey(event.project_id, event.event_id));
-      await this.deps.index.markShipped(clientKeys);
+      await this.deps.index.markShipped(batch.clientKeys);
       await this.#save({ ...this.#checkpoint, shipped: to, shipping: null });
       await this.deps.log.removeBefore(to);
-      this.deps.onShipped?.({ from, to, events: events.length, insertMs, frames, shippedAt: Date.now() });
+      this.deps.onShipped?.({ from, to, events: batch.count, insertMs, frames, shippedAt: Date.now() });
       return;
     }
   }

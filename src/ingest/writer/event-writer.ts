@@ -3,12 +3,15 @@ import { eventKey, type IngestEvent } from '../../core/event.js';
 import { observeInsert, type Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import {
+  eventFromRowLine,
   findEventsAsWritten,
   findStoredEvents,
   indexedEventKeys,
   insertEventIndexRows,
+  insertEventRowLines,
   insertEvents,
 } from '../../olap/tables/events.table.js';
+import { insertDataError } from '../../olap/tables/insert-errors.js';
 import { rebuildRollups, rollupMismatches } from '../../olap/tables/rollups.js';
 import { ID_LOOKBACK_MS } from '../id-filter.js';
 import { type DeadLetterStore, deadLetter } from './dead-letters.js';
@@ -42,6 +45,13 @@ export type WriteOptions = {
    */
   checkAll?: boolean;
 };
+
+/**
+ * Events as the embedded log holds them: JSONEachRow row lines of the insert (eventRowLine), each
+ * ending with a newline, in buffers that may hold many lines; `count` lines in all, and the
+ * project and id of every event whose id came from the client (the ones checked for duplicates).
+ */
+export type RowLines = { lines: Buffer[]; count: number; clientIds: { projectId: string; eventId: string }[] };
 
 export type EventWriterOptions = {
   /** The rollup rebuild needs a single server; on a cluster a re-run only repairs the index. */
@@ -111,6 +121,40 @@ export class EventWriter {
   }
 
   /**
+   * write() for events as the embedded log holds them. The usual case, a range taken for the
+   * first time whose client eventIds are not stored yet, is inserted as the bytes it is: no parse,
+   * no re-encode (issue 31). Anything else takes write()'s own path over the parsed events, with
+   * the same token, so retries and repairs behave exactly as before: a range that may have landed
+   * (`checkAll`), a client eventId already stored, rows ClickHouse refuses for their data (refused
+   * whole, nothing of the insert is stored, then isolated). `stored` is filled only on that path.
+   */
+  async writeRowLines(batch: RowLines, token: string, options: WriteOptions = {}): Promise<WriteResult> {
+    if (options.checkAll !== true && !(await this.anyStored(batch.clientIds))) {
+      try {
+        await observeInsert(this.telemetry, 'events', batch.count, () => insertEventRowLines(this.clickhouse, batch.lines, token));
+        return { inserted: batch.count, deadLettered: 0, stored: new Map() };
+      } catch (error) {
+        if (!insertDataError(error)) throw error;
+      }
+    }
+    return this.write(parseRowLines(batch.lines), token, options);
+  }
+
+  /** Whether any of these client eventIds is stored within the idempotency window. */
+  private async anyStored(ids: { projectId: string; eventId: string }[]): Promise<boolean> {
+    if (ids.length === 0) return false;
+    const projects = new Set<string>();
+    const eventIds = new Set<string>();
+    for (const id of ids) {
+      projects.add(id.projectId);
+      eventIds.add(id.eventId);
+    }
+    const found = await findStoredEvents(this.clickhouse, [...projects], [...eventIds], ID_LOOKBACK_MS);
+    const wanted = new Set(ids.map((id) => eventKey(id.projectId, id.eventId)));
+    return found.some((event) => wanted.has(eventKey(event.project_id, event.event_id)));
+  }
+
+  /**
    * Makes the dependents of stored events whole after an insert that may have been cut between
    * its parts: the index rows they lack are added, and each of their (project, UTC day) rollups
    * that differs from the events is rebuilt. Safe to repeat; a no-op when nothing was cut.
@@ -142,4 +186,17 @@ function daysByProject(events: IngestEvent[]): Map<string, string[]> {
     days.set(event.project_id, ofProject);
   }
   return new Map([...days].map(([projectId, set]) => [projectId, [...set]]));
+}
+
+/** The events of row lines (eventRowLine), in order. */
+function parseRowLines(buffers: Buffer[]): IngestEvent[] {
+  const events: IngestEvent[] = [];
+  for (const buffer of buffers) {
+    let start = 0;
+    for (let newline = buffer.indexOf(10, start); newline >= 0; newline = buffer.indexOf(10, start)) {
+      events.push(eventFromRowLine(buffer.toString('utf8', start, newline)));
+      start = newline + 1;
+    }
+  }
+  return events;
 }

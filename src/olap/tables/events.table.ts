@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { IngestEvent } from '../../core/event.js';
 import type { ClickHouseClient } from '../clickhouse.js';
 import { clickhouseTimeToIso, isoToClickhouseTime } from '../time.js';
@@ -24,6 +25,69 @@ export async function insertEvents(client: ClickHouseClient, events: IngestEvent
     })),
     clickhouse_settings: batchInsertSettings(token),
   });
+}
+
+/**
+ * One event as a line of the JSONEachRow insert into `events`, newline included: the very row
+ * insertEvents sends, plus `id_from_client` for the embedded log's own use (the insert skips it,
+ * input_format_skip_unknown_fields). The embedded ingest log stores events as these lines, so its
+ * shipper inserts ranges of them as they are: no parse, no re-encode (issue 31). Written as text:
+ * the ids and times are the service's own UUIDs and ISO strings; names, user ids and properties
+ * go through JSON.stringify, as in insertEvents.
+ */
+export function eventRowLine(event: IngestEvent): string {
+  const raw = event.properties === null ? '' : JSON.stringify(event.properties);
+  return (
+    `{"project_id":"${event.project_id}","created_at":"${event.created_at}","event_id":"${event.event_id}",` +
+    `"event_name":${JSON.stringify(event.event_name)},"user_id":${JSON.stringify(event.user_id)},` +
+    `"properties":${raw === '' ? '{}' : raw},"properties_raw":${JSON.stringify(raw)},` +
+    `"received_at":"${event.received_at}","id_from_client":${event.id_from_client}}\n`
+  );
+}
+
+/** A row line as eventRowLine writes it (without its newline), read back into the event. */
+export function eventFromRowLine(line: string): IngestEvent {
+  const row = JSON.parse(line) as {
+    project_id: string;
+    created_at: string;
+    event_id: string;
+    event_name: string;
+    user_id: string;
+    properties: Record<string, unknown>;
+    properties_raw: string;
+    received_at: string;
+    id_from_client: boolean;
+  };
+  return {
+    project_id: row.project_id,
+    event_id: row.event_id,
+    event_name: row.event_name,
+    user_id: row.user_id,
+    properties: row.properties_raw === '' ? null : row.properties,
+    created_at: row.created_at,
+    received_at: row.received_at,
+    id_from_client: row.id_from_client,
+  };
+}
+
+/**
+ * Inserts row lines made by eventRowLine, as they are (the ranges of the embedded log), under
+ * the same settings as insertEvents. A refusal is thrown as insertEvents throws it, so the caller
+ * can find the refused rows the same way.
+ */
+export async function insertEventRowLines(client: ClickHouseClient, lines: Buffer[], token: string): Promise<void> {
+  if (lines.length === 0) return;
+  const result = await client.exec({
+    query: 'INSERT INTO events FORMAT JSONEachRow',
+    values: Readable.from(lines, { objectMode: false }),
+    // `id_from_client` is not a column. Skipping unknown fields is the default; said here so a
+    // server configured otherwise still takes the lines (the chDB settings scope resets it).
+    clickhouse_settings: { ...batchInsertSettings(token), input_format_skip_unknown_fields: 1 },
+  });
+  // The answer of an insert is empty; read it to its end so an HTTP connection is free again.
+  for await (const _ of result.stream) {
+    // nothing to read
+  }
 }
 
 type StoredEventRow = {
