@@ -50,7 +50,8 @@ describe.each([
       body: { eventName: 'feedback_list', userId: 'u1', properties: { screen: 'home', n: 3, nested: { a: true } } },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
-    expect(Object.keys(response.body).sort()).toEqual(['created_at', 'event_name', 'id', 'properties', 'user_id']);
+    // SPEC 2.7's fields, and `success: true` beside them for the origin's Kotlin SDK (docs/clients.md).
+    expect(Object.keys(response.body).sort()).toEqual(['created_at', 'event_name', 'id', 'properties', 'success', 'user_id']);
     expect(response.body).toMatchObject({
       event_name: 'feedback_list',
       user_id: 'u1',

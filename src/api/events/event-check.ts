@@ -103,7 +103,9 @@ function check(raw: unknown, rules: ReturnType<typeof compile>): (CheckedEvent &
   for (const key in raw) {
     if (key.includes('_') || key === 'name') return undefined;
   }
-  const { eventName, userId, properties, timestamp, eventId } = raw;
+  const { eventName, userId, properties, eventId } = raw;
+  // `timestamp: null` is an absent timestamp, as originSdkEventBody reads it (the Kotlin SDK).
+  const timestamp = raw.timestamp === null ? undefined : raw.timestamp;
   if (!inBounds(eventName, rules.eventName) || !inBounds(userId, rules.userId)) return undefined;
   if (!optionalMatch(timestamp, rules.timestamp) || !optionalMatch(eventId, rules.eventId)) return undefined;
   if (!propertiesOk(properties)) return undefined;

@@ -23,6 +23,13 @@ export const TrackedEventResponse = z
   })
   .meta({ id: 'TrackedEvent', description: 'A tracked analytics event (SPEC 2.7).' });
 
+/** The single-track answer: the stored event, and `success` for the origin's Kotlin SDK. */
+export const TrackAnswer = TrackedEventResponse.extend({
+  success: z.literal(true).meta({
+    description: 'Always true. Not in SPEC 2.7: the origin project’s Kotlin SDK requires it (docs/clients.md).',
+  }),
+}).meta({ id: 'TrackAnswer', description: 'The tracked event as stored (SPEC 2.7), with `success: true`.' });
+
 const storedId = uuid.meta({
   description: 'The id of the stored event: this event’s, or for a duplicate the first one stored under its eventId.',
 });

@@ -16,7 +16,7 @@ import { describeIssue, findUnstorableString, parseBody, parseQuery } from '../v
 import { batchResults, type Checked, leanBatchResultsJson } from './batch-results.js';
 import { type CheckedEvent, checkBatchEnvelope, checkEvent, checkTrackBody } from './event-check.js';
 import { clockSkewMs, eventTime } from './event-time.js';
-import { BatchEventsResponse, TrackedEventResponse } from './events.responses.js';
+import { BatchEventsResponse, TrackAnswer } from './events.responses.js';
 import {
   BatchEventsBody,
   BatchEventsQuery,
@@ -163,7 +163,7 @@ export const eventRoutes = [
       'Content-Encoding': contentEncoding,
     }),
     responses: {
-      200: json('The stored event.', TrackedEventResponse),
+      200: json('The stored event, with `success: true` (the origin’s Kotlin SDK decodes it).', TrackAnswer),
       400: error('Validation failed; the reason names the field. Also a body that is not valid gzip data under `Content-Encoding: gzip`.'),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended, or its `allowed_origins` do not list the request’s `Origin`.'),
@@ -179,7 +179,9 @@ export const eventRoutes = [
       const time = eventTime(body.timestamp, received, clockSkewMs(trackSentAt(ctx, body), received.ms));
       if (!time.ok) throw badRequest(time.reason);
       const [stored] = await submit(deps, [toIngestEvent(keyProject(ctx).id, body, time.createdAt, received.iso)]);
-      ctx.body = toTrackedEvent(stored as IngestEvent);
+      const answer: ReturnType<typeof toTrackedEvent> & { success?: true } = toTrackedEvent(stored as IngestEvent);
+      answer.success = true;
+      ctx.body = answer;
     },
   }),
   defineRoute({

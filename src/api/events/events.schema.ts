@@ -95,16 +95,21 @@ const eventFields = {
 };
 
 /**
- * `name` for `eventName`, as the origin's Kotlin SDK sends it (DESIGN 3, "Clients in the wild";
- * docs/clients.md). Additive: SPEC's `eventName` (or `event_name`) wins when both are sent, and
- * `name` is then ignored, as any unknown field was before, so no body that was accepted is refused.
+ * The origin's Kotlin SDK's event body, read additively (DESIGN 3, "Clients in the wild";
+ * docs/clients.md): `name` for `eventName` (SPEC's `eventName`, or `event_name`, wins when both
+ * are sent, and `name` is then ignored, as any unknown field was before), and `timestamp: null`,
+ * which it sends for "now", as an absent timestamp. No body that was accepted is refused.
  */
-export function eventNameAlias(value: unknown): unknown {
+export function originSdkEventBody(value: unknown): unknown {
   const body = camelKeys(value);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const fields = body as Record<string, unknown>;
-  if (fields.eventName !== undefined || fields.name === undefined) return body;
-  return { ...fields, eventName: fields.name };
+  const renamed = fields.eventName === undefined && fields.name !== undefined;
+  if (!renamed && fields.timestamp !== null) return body;
+  const read: Record<string, unknown> = { ...fields };
+  if (renamed) read.eventName = fields.name;
+  if (read.timestamp === null) delete read.timestamp;
+  return read;
 }
 
 const eventNameAliasField = {
@@ -115,8 +120,8 @@ const eventNameAliasField = {
   }),
 };
 
-/** An event body: either casing (camelKeys), and `name` read as `eventName` when that is absent. */
-const eventBodySchema = <Shape extends z.ZodRawShape>(shape: Shape) => z.preprocess(eventNameAlias, z.object(shape));
+/** An event body: either casing (camelKeys), and the origin Kotlin SDK's spellings (originSdkEventBody). */
+const eventBodySchema = <Shape extends z.ZodRawShape>(shape: Shape) => z.preprocess(originSdkEventBody, z.object(shape));
 
 /** POST /events/track body (SPEC 4.9) plus the optional timestamp and eventId of DESIGN 3. */
 export const TrackEventBody = eventBodySchema({ ...eventFields, ...eventNameAliasField });
