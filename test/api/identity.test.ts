@@ -70,9 +70,39 @@ describe('project keys for web pages', () => {
     expect((await server.request('GET', '/api/v1/feedbacks', { apiKey: project.publishableKey })).status).toBe(200);
     const track = await server.request('POST', '/api/v1/events/track', {
       apiKey: project.publishableKey,
-      body: { eventName: 'feedback_list', userId: 'visitor-1' },
+      body: { eventName: 'feedback_list', userId: `anon-${randomUUID()}` },
     });
     expect(track.status, JSON.stringify(track.body)).toBe(200);
+  });
+
+  it('the publishable key tracks only the predefined events, as the token’s user or an anon-… visitor (docs/widget.md)', async () => {
+    const project = await webProject();
+    const pk = (body: unknown, headers: Record<string, string> = {}) =>
+      server.request('POST', '/api/v1/events/track', { apiKey: project.publishableKey, headers, body });
+    const token = await signToken(project.identitySecret, { sub: 'signed-1' });
+    expect((await pk({ eventName: 'feedback_detail', userId: 'signed-1' }, { 'X-User-Token': token })).status).toBe(200);
+    expectError(await pk({ eventName: 'purchase', userId: `anon-${randomUUID()}` }), 403, 'predefined');
+    expectError(await pk({ eventName: 'feedback_list', userId: 'someone-else' }), 403, 'userId');
+    expectError(await pk({ eventName: 'feedback_list', userId: 'someone-else' }, { 'X-User-Token': token }), 403, 'userId');
+    // In a batch the refused event is `rejected` with the reason, and the others are stored.
+    const batch = await server.request('POST', '/api/v1/events/batch', {
+      apiKey: project.publishableKey,
+      body: {
+        events: [
+          { eventName: 'purchase', userId: 'anon-12345678' },
+          { eventName: 'feedback_list', userId: 'anon-12345678' },
+        ],
+      },
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    expect(batch.body.results[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('predefined') });
+    expect(batch.body.results[1]).toMatchObject({ status: 'accepted' });
+    // The secret key is not limited.
+    const secret = await server.request('POST', '/api/v1/events/track', {
+      apiKey: project.apiKey,
+      body: { eventName: 'purchase', userId: 'someone-else' },
+    });
+    expect(secret.status).toBe(200);
   });
 
   it('rotating the publishable key stops the old one at once', async () => {

@@ -6,8 +6,9 @@ import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { keyProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
-import { AppError, badRequest } from '../errors.js';
+import { AppError, badRequest, forbidden } from '../errors.js';
 import { ErrorBody } from '../errors.responses.js';
+import { ANONYMOUS_USER_ID } from '../identity/anonymous-alias.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES } from '../middleware/json-body.js';
 import { mayHoldUnstorable } from '../middleware/storable-input.js';
 import { body, defaultError, describe, error, json, withFieldDocs } from '../openapi/building-blocks.js';
@@ -141,6 +142,24 @@ async function submit({ eventSink, logger }: ApiDeps, events: IngestEvent[]): Pr
 }
 
 /**
+ * What the publishable key (a web page's, public in its source) may track (docs/widget.md,
+ * "Events tracked with the publishable key"): the predefined events of SPEC part 6, as the user
+ * of X-User-Token or as an anon-… visitor. Anything else would let whoever reads the page fill the
+ * project's metrics with made-up users and events. The secret key is not limited.
+ */
+function publishableKeyRefusal(ctx: RequestContext, eventName: string, userId: string): string | undefined {
+  if (!ctx.state.publishableKey) return undefined;
+  if (!(PREDEFINED_EVENTS as readonly string[]).includes(eventName)) {
+    return `eventName: a publishable key tracks only the predefined events (${PREDEFINED_EVENTS.join(', ')})`;
+  }
+  const identity = ctx.state.identity;
+  if (identity ? userId !== identity.userId : !ANONYMOUS_USER_ID.test(userId)) {
+    return 'userId: a publishable key tracks as the user of X-User-Token, or as an anonymous visitor (anon-<random>)';
+  }
+  return undefined;
+}
+
+/**
  * SPEC 4.9 and the batch variant. The API stores nothing itself: it hands the events to the
  * sink and answers once they are durable. Any event name is accepted on every tier. Ingestion
  * has its own budget per key (`ingestKey`); a batch counts as one request. The app matches these
@@ -166,7 +185,9 @@ export const eventRoutes = [
       200: json('The stored event, with `success: true` (the origin’s Kotlin SDK decodes it).', TrackAnswer),
       400: error('Validation failed; the reason names the field. Also a body that is not valid gzip data under `Content-Encoding: gzip`.'),
       401: error('Missing or invalid API key.'),
-      403: error('The project is suspended, or its `allowed_origins` do not list the request’s `Origin`.'),
+      403: error(
+        'The project is suspended, or its `allowed_origins` do not list the request’s `Origin`, or a publishable key tracks other than a predefined event as the token’s user or an `anon-…` visitor (docs/widget.md).',
+      ),
       413: error(`The body is larger than ${BODY_LIMIT_BYTES} bytes (1 MiB), decompressed; the reason states the limit.`),
       ...encodingErrors,
       503: unavailable,
@@ -178,6 +199,8 @@ export const eventRoutes = [
       const received = receivedNow();
       const time = eventTime(body.timestamp, received, clockSkewMs(trackSentAt(ctx, body), received.ms));
       if (!time.ok) throw badRequest(time.reason);
+      const refusal = publishableKeyRefusal(ctx, body.eventName, body.userId);
+      if (refusal) throw forbidden(refusal);
       const [stored] = await submit(deps, [toIngestEvent(keyProject(ctx).id, body, time.createdAt, received.iso)]);
       const answer: ReturnType<typeof toTrackedEvent> & { success?: true } = toTrackedEvent(stored as IngestEvent);
       answer.success = true;
@@ -238,6 +261,8 @@ export const eventRoutes = [
           if (!parsed.success) return { reason: describeIssue(parsed.error, raw) };
           body = parsed.data;
         }
+        const refusal = publishableKeyRefusal(ctx, body.eventName, body.userId);
+        if (refusal) return { reason: refusal };
         const time = eventTime(body.timestamp, received, skewMs);
         if (!time.ok) return { reason: time.reason };
         return { event: toIngestEvent(projectId, body, time.createdAt, received.iso) };
