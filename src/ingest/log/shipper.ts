@@ -212,7 +212,7 @@ export class Shipper {
         // dropped from the block, and a block taken for a repeat is dropped with its views'.
         const uncertain = this.#uncertain !== null && this.#uncertain.from === from && this.#uncertain.to === to;
         const { repaired } = await this.deps.writer.write(events, token, uncertain ? { checkAll: true } : {});
-        if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0)) {
+        if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0 || repaired.userOrderedRows > 0)) {
           this.deps.logger.warn({ from, to, repaired }, 'ingest log: an insert cut by a crash was made whole');
         }
       } catch (error) {
