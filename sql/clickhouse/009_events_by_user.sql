@@ -1,8 +1,8 @@
 -- The events again, in (project, user, time) order, for the questions asked per user (funnels,
 -- retention, paths: docs/insights.md). `events` is sorted by (project, time), which scatters a
 -- user's rows over the whole window, so every such question was one hash GROUP BY user over every
--- row; here a user's rows are adjacent, and a GROUP BY user_id is aggregated in order
--- (optimize_aggregation_in_order): memory holds one user's rows at a time, not every user's.
+-- row; here a user's rows are adjacent, and a GROUP BY user_id can be aggregated in order
+-- (optimize_aggregation_in_order). What that measured: docs/clickhouse.md, BENCHMARKS.md.
 -- Only the columns those questions read are copied (no event_id, properties JSON or received_at):
 -- about a third of the disk of `events` per event. Chosen over a projection on `events` by
 -- measurement (docs/clickhouse.md, "Table events_by_user").
