@@ -27,7 +27,8 @@ export type PathsResult = { edges: PathEdgeRow[]; paths: PathRow[]; users: numbe
 /**
  * User paths (docs/insights.md, "Paths"), in one scan of `events_by_user` grouped by user in order
  * (USER_ORDER_SETTINGS): per user, the names of their events in the window (scope and exclusions
- * applied) sorted by (time, name), so events at the same millisecond come in name order and a
+ * applied) sorted by (time, name) as one number per event (time and the name's rank among the
+ * window's names), so events at the same millisecond come in name order and a
  * repeated event sits beside its twin; cut at the first startEvent or after the last endEvent;
  * consecutive repeats collapsed; at most `depth` names kept (the first ones, or with endEvent the
  * last ones). Then one row per distinct path with its users, and from those in one more pass:
@@ -43,38 +44,49 @@ export async function paths(client: ClickHouseClient, scope: InsightScope, query
   }
   if (query.startEvent !== undefined && query.endEvent !== undefined) throw new RangeError('a start event or an end event, not both');
   const params: Record<string, unknown> = { ...scopeParams(scope), excluded: [...(query.excludeEvents ?? [])] };
+  // Names are carried as their rank in `dict`, the window's names in byte order (1, 2, …), so a
+  // user's events are one UInt64 each, (ms since the window's start) << 24 | rank, sorted as
+  // numbers: by time, then by name. Ranks come back to names at the end. An event whose name is
+  // not in `dict` (a new name stored between the two reads) is left out, as if it came later.
+  const code = (param: string) => `indexOf(dict, {${param}:String})`;
   // The user's names from the start event on, or up to and including the end event (0: none).
   let cut = 'names';
   if (query.startEvent !== undefined) {
     params.startEvent = query.startEvent;
-    cut = 'arraySlice(names, if(has(names, {startEvent:String}), indexOf(names, {startEvent:String}), length(names) + 1))';
+    cut = `arraySlice(names, if(has(names, ${code('startEvent')}), indexOf(names, ${code('startEvent')}), length(names) + 1))`;
   } else if (query.endEvent !== undefined) {
     params.endEvent = query.endEvent;
-    cut = 'arraySlice(names, 1, arrayLastIndex(n -> n = {endEvent:String}, names))';
+    cut = `arraySlice(names, 1, arrayLastIndex(n -> n = ${code('endEvent')}, names))`;
   }
-  // Repeats collapsed: a name is kept unless the one before it is the same ('' is no event name).
-  const collapsed = "arrayFilter((n, before) -> n != before, cut, arrayResize(arrayPushFront(cut, ''), length(cut)))";
+  // Repeats collapsed: a name is kept unless the one before it is the same (0 is no name's rank).
+  const collapsed = 'arrayFilter((n, before) -> n != before, cut, arrayResize(arrayPushFront(cut, toUInt64(0)), length(cut)))';
   const kept =
     query.endEvent !== undefined
       ? `arraySlice(collapsed, greatest(1, length(collapsed) - ${depth - 1}))`
       : `arraySlice(collapsed, 1, ${depth})`;
+  const where = `${scopeCondition(scope)} AND event_name NOT IN {excluded:Array(String)}`;
   const [row] = await queryRows<{ users: number; edges: [number, string, string, number][]; top: [number, string[]][] }>(
     client,
-    `SELECT users, arrayMap((k, v) -> (k.1, k.2, k.3, v), edge_users.1, edge_users.2) AS edges, top
+    `WITH (SELECT arraySort(groupUniqArray(toString(event_name))) FROM events_by_user WHERE ${where}) AS dict
+     SELECT users,
+            arrayMap((k, v) -> (k.1, dict[k.2], dict[k.3], v), edge_users.1, edge_users.2) AS edges,
+            arrayMap(x -> (x.1, arrayMap(c -> dict[c], x.2)), top_codes) AS top
      FROM (
        SELECT sum(path_users) AS users,
               sumMap(steps, arrayMap(s -> path_users, steps)) AS edge_users,
-              arraySlice(arraySort(x -> (-x.1, x.2), groupArray((path_users, path))), 1, ${TOP_PATHS}) AS top
+              arraySlice(arraySort(x -> (-x.1, x.2), groupArray((path_users, path))), 1, ${TOP_PATHS}) AS top_codes
        FROM (
          SELECT path, count() AS path_users,
                 arrayMap(i -> (toUInt8(i + 1), path[i], path[i + 1]), range(1, length(path))) AS steps
          FROM (
-           SELECT arrayMap(e -> e.2, arraySort(groupArray((created_at, toString(event_name))))) AS names,
+           SELECT arrayMap(k -> bitAnd(k, 16777215), arraySort(groupArray(
+                    bitOr(bitShiftLeft(toUInt64(toUnixTimestamp64Milli(created_at) - toUnixTimestamp64Milli({start:DateTime64(3, 'UTC')})), 24),
+                          toUInt64(indexOf(dict, toString(event_name))))))) AS names,
                   ${cut} AS cut,
                   ${collapsed} AS collapsed,
                   ${kept} AS path
            FROM events_by_user
-           WHERE ${scopeCondition(scope)} AND event_name NOT IN {excluded:Array(String)}
+           WHERE ${where} AND has(dict, toString(event_name))
            GROUP BY user_id
          )
          WHERE length(path) > 0
