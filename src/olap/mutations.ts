@@ -11,7 +11,8 @@ export type ClickHouseTarget = { client: ClickHouseClient; cluster?: string | un
 /** Waits for the mutation on every replica before returning. */
 const MUTATION_SETTINGS = { mutations_sync: '2' };
 
-export const DATA_TABLES = ['events', 'facts', 'events_daily', 'events_hourly'] as const;
+/** Every table that holds a project's rows: the events, their user-ordered copy, the facts and both rollups. */
+export const DATA_TABLES = ['events', 'events_by_user', 'facts', 'events_daily', 'events_hourly'] as const;
 export type DataTable = (typeof DATA_TABLES)[number];
 
 /** The table a mutation of `table` goes to. The cluster name was checked by the config (a plain identifier). */

@@ -125,7 +125,7 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
     const target = { client: server.clickhouse };
     for (;;) {
       const counts = await projectRowCounts(target, project.id);
-      if (counts.facts >= 4 && counts.events === 2) break; // feedback, vote, comment, registration
+      if (counts.facts >= 4 && counts.events === 2 && counts.events_by_user === 2) break; // feedback, vote, comment, registration
       await sleep(100);
     }
 
@@ -163,9 +163,10 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
       job = state.body;
     }
     expect(job).toMatchObject({ status: 'done', step: 'done', completed_at: expect.any(String) });
-    expect(Object.values(await projectRowCounts(target, project.id)).map(Number)).toEqual([0, 0, 0, 0]);
+    expect(Object.values(await projectRowCounts(target, project.id)).map(Number)).toEqual([0, 0, 0, 0, 0]);
     const kept = await projectRowCounts(target, survivor.id);
     expect(Number(kept.events)).toBe(2);
+    expect(Number(kept.events_by_user)).toBe(2);
     expect(Number(kept.facts)).toBeGreaterThanOrEqual(4);
     expect((await server.request('GET', '/api/v1/feedbacks', { apiKey: survivor.apiKey })).body).toHaveLength(1);
     // Only the owning account reads the job.

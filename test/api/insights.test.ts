@@ -1,5 +1,5 @@
 /**
- * The insights routes over HTTP (issue 24, docs/insights.md): funnel, retention, event names,
+ * The insights routes over HTTP (issues 24 and 30, docs/insights.md): funnel, retention, paths, event names,
  * feature impact (a fixed scenario), saved queries; plan rules (window clamp, 402 for custom
  * events below Pro), credentials (owner, member on Team), either casing in, snake_case out.
  */
@@ -200,6 +200,171 @@ describe('POST /projects/:id/insights/retention', () => {
     const bad = await post(project, '/insights/retention', { interval: 'week', periods: 53 });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('periods');
+  });
+});
+
+describe('POST /projects/:id/insights/paths', () => {
+  /**
+   * Five users (times are hours of one day; see docs/insights.md, "Paths"):
+   * p1 home 8, search 9, search 9:30, product 10, checkout 11 (a repeat);
+   * p2 home 8, product 9, home 10 (a name again later: not a repeat);
+   * p3 search 8, product 9, checkout 10;
+   * p4 settings 8, home 8 (the same millisecond: name order), product 9;
+   * p5 home 8, search 9.
+   */
+  let project: TestProject;
+  beforeAll(async () => {
+    project = await createProject(server, { plan: 'pro' });
+    const at = (user: string, day: number, ...steps: [string, number, number?][]) =>
+      steps.map(([eventName, hour, minute = 0]) => {
+        const t = new Date(daysAgo(day, hour));
+        t.setUTCMinutes(minute);
+        return { eventName, userId: user, timestamp: t.toISOString() };
+      });
+    await track(project, [
+      ...at('p1', 3, ['home', 8], ['search', 9], ['search', 9, 30], ['product', 10], ['checkout', 11]),
+      ...at('p2', 2, ['home', 8], ['product', 9], ['home', 10]),
+      ...at('p3', 1, ['search', 8], ['product', 9], ['checkout', 10]),
+      ...at('p4', 1, ['settings', 8], ['home', 8], ['product', 9]),
+      ...at('p5', 2, ['home', 8], ['search', 9]),
+    ]);
+  });
+  const edge = (step: number, from: string, to: string, users: number) => ({ step, from, to, users });
+
+  it('from each user’s first event: every move with its users, most first, and the whole paths', async () => {
+    const response = await post(project, '/insights/paths', {});
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({
+      event_scope: 'all',
+      retention_clamped: false,
+      date_to: today(),
+      start_event: null,
+      end_event: null,
+      depth: 4,
+      limit: 50,
+      exclude_events: [],
+      users: 5,
+    });
+    expect(response.body.edges).toEqual([
+      edge(2, 'home', 'search', 2),
+      edge(2, 'home', 'product', 1),
+      edge(2, 'home', 'settings', 1),
+      edge(2, 'search', 'product', 1),
+      edge(3, 'product', 'checkout', 1),
+      edge(3, 'product', 'home', 1),
+      edge(3, 'search', 'product', 1),
+      edge(3, 'settings', 'product', 1),
+      edge(4, 'product', 'checkout', 1),
+    ]);
+    expect(response.body.paths).toEqual([
+      { events: ['home', 'product', 'home'], users: 1 },
+      { events: ['home', 'search'], users: 1 },
+      { events: ['home', 'search', 'product', 'checkout'], users: 1 },
+      { events: ['home', 'settings', 'product'], users: 1 },
+      { events: ['search', 'product', 'checkout'], users: 1 },
+    ]);
+  });
+
+  it('from the first startEvent, cut at depth; users without it have no path', async () => {
+    const response = await post(project, '/insights/paths', { start_event: 'product', depth: 2 });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({ start_event: 'product', end_event: null, depth: 2, users: 4 });
+    expect(response.body.edges).toEqual([edge(2, 'product', 'checkout', 2), edge(2, 'product', 'home', 1)]);
+    expect(response.body.paths).toEqual([
+      { events: ['product', 'checkout'], users: 2 },
+      { events: ['product'], users: 1 },
+      { events: ['product', 'home'], users: 1 },
+    ]);
+  });
+
+  it('up to the last endEvent, keeping the last depth names', async () => {
+    const response = await post(project, '/insights/paths', { endEvent: 'product', depth: 3 });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({ start_event: null, end_event: 'product', users: 4 });
+    expect(response.body.paths).toEqual([
+      { events: ['home', 'product'], users: 1 },
+      { events: ['home', 'search', 'product'], users: 1 },
+      { events: ['home', 'settings', 'product'], users: 1 },
+      { events: ['search', 'product'], users: 1 },
+    ]);
+    expect(response.body.edges).toEqual([
+      edge(2, 'home', 'product', 1),
+      edge(2, 'home', 'search', 1),
+      edge(2, 'home', 'settings', 1),
+      edge(2, 'search', 'product', 1),
+      edge(3, 'search', 'product', 1),
+      edge(3, 'settings', 'product', 1),
+    ]);
+  });
+
+  it('leaves excludeEvents out before repeats are collapsed, and lists at most limit edges', async () => {
+    const response = await post(project, '/insights/paths', { excludeEvents: ['search'], limit: 2 });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toMatchObject({ exclude_events: ['search'], limit: 2, users: 5 });
+    expect(response.body.edges).toEqual([edge(2, 'home', 'product', 2), edge(2, 'home', 'settings', 1)]);
+    expect(response.body.paths[0]).toEqual({ events: ['home'], users: 1 });
+  });
+
+  it('refuses bad bodies in the metrics error body, naming the field', async () => {
+    for (const [body, text] of [
+      [{ depth: 1 }, 'depth'],
+      [{ depth: 7 }, 'depth'],
+      [{ limit: 201 }, 'limit'],
+      [{ startEvent: 'a', endEvent: 'b' }, 'not both'],
+      [{ startEvent: 'a', excludeEvents: ['a'] }, 'excludeEvents'],
+      [{ excludeEvents: [''] }, 'excludeEvents.0'],
+      [{ dateFrom: 'yesterday' }, 'dateFrom'],
+    ] as const) {
+      const response = await post(project, '/insights/paths', body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.error.code).toBe('METRICS_INVALID_PARAMETER');
+      expect(response.body.error.message).toContain(text);
+    }
+  });
+
+  it('below Pro: a custom start, end or excluded event is a 402; predefined ones answer with event_scope predefined_only', async () => {
+    const free = await createProject(server, { plan: 'free' });
+    await track(free, [
+      { eventName: 'feedback_list', userId: 'f', timestamp: daysAgo(1, 8) },
+      { eventName: 'checkout', userId: 'f', timestamp: daysAgo(1, 9) },
+      { eventName: 'feedback_detail', userId: 'f', timestamp: daysAgo(1, 10) },
+    ]);
+    for (const body of [{ startEvent: 'checkout' }, { endEvent: 'checkout' }, { excludeEvents: ['feedback_list', 'checkout'] }]) {
+      const refused = await post(free, '/insights/paths', body);
+      expect(refused.status, JSON.stringify(body)).toBe(402);
+      expect(refused.body.error.code).toBe('METRICS_CUSTOM_EVENTS_REQUIRE_PRO');
+    }
+    const ok = await post(free, '/insights/paths', { startEvent: 'feedback_list' });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ event_scope: 'predefined_only', users: 1 });
+    // The custom event between them is not read.
+    expect(ok.body.paths).toEqual([{ events: ['feedback_list', 'feedback_detail'], users: 1 }]);
+  });
+
+  it('takes a member token on Team, refuses another account (403) and no token (401); the plan clamps the window', async () => {
+    const team = await createProject(server, { plan: 'team' });
+    const member = await addMember(server, team);
+    expect((await post(team, '/insights/paths', {}, member.adminToken)).status).toBe(200);
+    expect((await post(team, '/insights/paths', {}, project.account.adminToken)).status).toBe(403);
+    expect((await server.request('POST', `/api/v1/projects/${team.id}/insights/paths`, { body: {} })).status).toBe(401);
+    const clamped = await post(project, '/insights/paths', { dateFrom: '2020-01-01', dateTo: '2026-01-31' });
+    expect(clamped.body).toMatchObject({
+      retention_clamped: true,
+      date_from: '2026-01-02',
+      date_to: '2026-01-31',
+      users: 0,
+      edges: [],
+      paths: [],
+    });
+  });
+
+  it('the user-ordered copy behind it is not readable by the project’s SQL', async () => {
+    const response = await server.request('POST', `/api/v1/projects/${project.id}/sql`, {
+      bearer: project.account.adminToken,
+      body: { query: 'SELECT count() FROM events_by_user' },
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body.reason).toMatch(/events_by_user is not readable here/);
   });
 });
 

@@ -27,7 +27,7 @@ type ClientConnection = NonNullable<Parameters<typeof createClient>[0]>['connect
  * - `lose-answer`: the insert really happens, then throws (the answer was lost on the way back),
  *   so a retry of the same batch must be dropped by its deduplication token;
  * - `cut-views` (events only): the insert really happens, then the rows its materialized views
- *   wrote (event_ids, events_daily, events_hourly) are deleted, then it throws: a crash between
+ *   wrote (event_ids, events_by_user, events_daily, events_hourly) are deleted, then it throws: a crash between
  *   the insert's parts (ClickHouse commits them one after the other, ClickHouse issue 104661).
  */
 export type InsertFault = 'refuse' | 'lose-answer' | 'cut-views';
@@ -137,7 +137,7 @@ async function cutViews(connection: Connection<Readable>, body: string): Promise
     query_params: { ids: rows.map((row) => row.event_id) },
     clickhouse_settings: settings,
   });
-  for (const table of ['events_daily', 'events_hourly']) {
+  for (const table of ['events_by_user', 'events_daily', 'events_hourly']) {
     await connection.command({
       query: `ALTER TABLE ${table} DELETE WHERE project_id IN {p:Array(UUID)}`,
       query_params: { p: projects },

@@ -148,3 +148,74 @@ export function referenceRetention(
     return { cohort_start: new Date(cohort).toISOString().slice(0, 10), period, users };
   });
 }
+
+export type RefPathsQuery = {
+  startEvent?: string | undefined;
+  endEvent?: string | undefined;
+  depth: number;
+  excludeEvents: readonly string[];
+};
+export type RefPaths = {
+  users: number;
+  edges: { step: number; from: string; to: string; users: number }[];
+  paths: { events: string[]; users: number }[];
+};
+
+/** Byte order of UTF-8 text, as ClickHouse compares strings. */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Arrays of names compared as ClickHouse compares them: element by element, then the shorter first. */
+function byNames(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = byBytes(a[i] as string, b[i] as string);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Paths (docs/insights.md, "Paths"), by the words of the definition: per user, the names of their
+ * events in scope and not excluded, in time order (same time: name order); from the first start
+ * event, or up to the last end event; consecutive repeats collapsed; the first `depth` names (with
+ * an end event, the last ones). Edges (all of them, unordered) and the top 10 paths by users, ties
+ * by the names.
+ */
+export function referencePaths(events: RefEvent[], scope: RefScope, query: RefPathsQuery): RefPaths {
+  const byUser = new Map<string, RefEvent[]>();
+  for (const e of events) {
+    if (!inScope(e, scope) || query.excludeEvents.includes(e.name)) continue;
+    byUser.set(e.user, [...(byUser.get(e.user) ?? []), e]);
+  }
+  const pathUsers = new Map<string, number>();
+  for (const own of byUser.values()) {
+    let names = [...own].sort((x, y) => x.t - y.t || byBytes(x.name, y.name)).map((e) => e.name);
+    if (query.startEvent !== undefined) {
+      const first = names.indexOf(query.startEvent);
+      names = first < 0 ? [] : names.slice(first);
+    } else if (query.endEvent !== undefined) {
+      names = names.slice(0, names.lastIndexOf(query.endEvent) + 1);
+    }
+    const collapsed = names.filter((name, i) => i === 0 || names[i - 1] !== name);
+    const path = query.endEvent !== undefined ? collapsed.slice(-query.depth) : collapsed.slice(0, query.depth);
+    if (path.length === 0) continue;
+    const key = JSON.stringify(path);
+    pathUsers.set(key, (pathUsers.get(key) ?? 0) + 1);
+  }
+  const edges = new Map<string, { step: number; from: string; to: string; users: number }>();
+  let users = 0;
+  for (const [key, n] of pathUsers) {
+    users += n;
+    const path = JSON.parse(key) as string[];
+    for (let i = 1; i < path.length; i++) {
+      const edgeKey = JSON.stringify([i + 1, path[i - 1], path[i]]);
+      const edge = edges.get(edgeKey) ?? { step: i + 1, from: path[i - 1] as string, to: path[i] as string, users: 0 };
+      edge.users += n;
+      edges.set(edgeKey, edge);
+    }
+  }
+  const paths = [...pathUsers]
+    .map(([key, n]) => ({ events: JSON.parse(key) as string[], users: n }))
+    .sort((a, b) => b.users - a.users || byNames(a.events, b.events))
+    .slice(0, 10);
+  return { users, edges: [...edges.values()], paths };
+}

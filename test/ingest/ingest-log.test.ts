@@ -309,7 +309,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
     expectExactlyOnce(await storedIds(project.id), acknowledged);
   }, 60_000);
 
-  it('an insert cut between its parts (events stored, index rows and rollups not): the retry stores nothing twice and makes them whole', async () => {
+  it('an insert cut between its parts (events stored, index rows, user-ordered copy and rollups not): the retry stores nothing twice and makes them whole', async () => {
     const project = await createProject(server, { plan: 'pro' });
     const failedBefore = faults.failuresOf('events');
     faults.mode = 'cut-views';
@@ -326,6 +326,11 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
       { p: project.id },
     );
     expect(Number(indexed?.n)).toBe(acknowledged.size);
+    // The user-ordered copy the insights read (events_by_user) is whole again too.
+    const [copied] = await server.clickhouseRows<{ n: string }>('SELECT count() AS n FROM events_by_user WHERE project_id = {p:UUID}', {
+      p: project.id,
+    });
+    expect(Number(copied?.n)).toBe(acknowledged.size);
     const today = new Date().toISOString().slice(0, 10);
     expect(await rollupMismatches({ client: server.clickhouse }, project.id, [today])).toBe(0);
   }, 60_000);

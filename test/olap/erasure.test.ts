@@ -248,14 +248,15 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
            + (select count(*) from erasures where user_id = ${erased}))::int as n`;
     expect(pg?.n).toBe(0);
     // ClickHouse: no event or fact names them; the rollups of the affected days are exact.
-    const [ch] = await server.clickhouseRows<{ events: string; facts: string; anonymized: string }>(
+    const [ch] = await server.clickhouseRows<{ events: string; by_user: string; facts: string; anonymized: string }>(
       `SELECT (SELECT count() FROM events WHERE project_id = {p:UUID} AND user_id = {u:String}) AS events,
+              (SELECT count() FROM events_by_user WHERE project_id = {p:UUID} AND user_id = {u:String}) AS by_user,
               (SELECT count() FROM facts WHERE project_id = {p:UUID} AND user_id = {u:String}) AS facts,
               (SELECT count() FROM facts WHERE project_id = {p:UUID} AND user_id = {a:String}) AS anonymized`,
       { p: project.id, u: erased, a: anonymous },
     );
     // Their feedback_created and comment_added facts stay, anonymized.
-    expect(Object.values(ch ?? {}).map(Number)).toEqual([0, 0, 2]);
+    expect(Object.values(ch ?? {}).map(Number)).toEqual([0, 0, 0, 2]);
     const target = { client: server.clickhouse };
     expect(await rollupMismatches(target, project.id, [dayOf(now - 2 * DAY), dayOf(now - DAY), dayOf(now)])).toBe(0);
 

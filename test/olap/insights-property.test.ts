@@ -1,17 +1,26 @@
 /**
- * Exactness of the funnel and retention queries (issue 24, "Proof"): random small event sets,
- * random funnel and retention requests, each answer compared with a plain-TypeScript computation
+ * Exactness of the funnel, retention and paths queries (issues 24 and 30, "Proof"): random small
+ * event sets, random requests, each answer compared with a plain-TypeScript computation
  * from the same events by the written definitions (helpers/insights-reference.ts): equal in every
  * case. Events are written straight into ClickHouse for a fresh project id per case.
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { edgeOrder } from '../../src/api/insights/insights.service.js';
 import type { IngestEvent } from '../../src/core/event.js';
 import { funnel } from '../../src/olap/insights/funnel.queries.js';
+import { paths } from '../../src/olap/insights/paths.queries.js';
 import { retention } from '../../src/olap/insights/retention.queries.js';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
-import { type RefEvent, type RefScope, type RefStep, referenceFunnel, referenceRetention } from '../helpers/insights-reference.js';
+import {
+  type RefEvent,
+  type RefScope,
+  type RefStep,
+  referenceFunnel,
+  referencePaths,
+  referenceRetention,
+} from '../helpers/insights-reference.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -73,6 +82,32 @@ const retentionArb = fc.record({
   periods: fc.integer({ min: 1, max: 4 }),
 });
 
+/**
+ * Paths need many users, repeats and ties: up to 12 users, 5 names (two alike, 'a' and 'aa', and
+ * one predefined), times on a coarse grid (ties in time between different names and repeats of
+ * one name at one instant) or anywhere.
+ */
+const PATH_NAMES = ['a', 'aa', 'b', 'c', 'feedback_list'] as const;
+const pathTimeArb = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 0, max: 8 }).map((i) => BASE + i * 12 * HOUR_MS) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 20 * DAY_MS - 1 }).map((ms) => BASE + ms) },
+);
+const pathEventsArb = fc.array(
+  fc.record({
+    name: fc.constantFrom(...PATH_NAMES),
+    user: fc.integer({ min: 0, max: 11 }).map((i) => `u${i}`),
+    t: pathTimeArb,
+    properties: fc.constant(null),
+  }),
+  { minLength: 1, maxLength: 80 },
+);
+const pathsArb = fc.record({
+  anchor: fc.constantFrom<'none' | 'start' | 'end'>('none', 'start', 'end'),
+  anchorEvent: fc.constantFrom(...PATH_NAMES),
+  depth: fc.integer({ min: 2, max: 6 }),
+  excludeEvents: fc.subarray([...PATH_NAMES], { maxLength: 2 }),
+});
+
 /** Writes the events for a fresh project; returns its id. */
 async function load(events: RefEvent[]): Promise<string> {
   const projectId = randomUUID();
@@ -124,6 +159,32 @@ describe('insights queries equal a plain recomputation from the same events (pro
         const expected = referenceRetention(events, scope, query);
         const key = (row: { cohort_start: string; period: number }) => `${row.cohort_start}/${String(row.period).padStart(3, '0')}`;
         expect(byKey(actual, key)).toEqual(byKey(expected, key));
+      }),
+      runOptions,
+    );
+  });
+
+  it('paths: users, every edge and the top paths, from a start event, to an end event or from the first event, at every depth', {
+    timeout: 120_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(pathEventsArb, scopeArb, pathsArb, async (events, scope, arb) => {
+        const query = {
+          depth: arb.depth,
+          excludeEvents: arb.excludeEvents.filter((name) => name !== arb.anchorEvent),
+          ...(arb.anchor === 'start' ? { startEvent: arb.anchorEvent } : arb.anchor === 'end' ? { endEvent: arb.anchorEvent } : {}),
+        };
+        const projectId = await load(events);
+        const actual = await paths(
+          server.clickhouse,
+          { projectId, start: new Date(scope.start), end: new Date(scope.end), names: scope.names },
+          query,
+        );
+        const expected = referencePaths(events, scope, query);
+        expect({ ...actual, edges: [...actual.edges].sort(edgeOrder) }).toEqual({
+          ...expected,
+          edges: [...expected.edges].sort(edgeOrder),
+        });
       }),
       runOptions,
     );

@@ -73,6 +73,40 @@ export const RetentionResult = z
   })
   .meta({ id: 'RetentionResult' });
 
+export const PathsResult = z
+  .object({
+    ...echo,
+    start_event: z
+      .string()
+      .nullable()
+      .meta({ description: 'The paths start at each user’s first event of this name; null when not given.' }),
+    end_event: z.string().nullable().meta({ description: 'The paths end at each user’s last event of this name; null when not given.' }),
+    depth: z.number().int().min(2).max(6).meta({ description: 'At most this many event names per path.' }),
+    limit: z.number().int().min(1).max(200).meta({ description: 'At most this many edges are listed.' }),
+    exclude_events: z.array(z.string()).meta({ description: 'Names left out of every path (before repeats are collapsed).' }),
+    users: z.number().int().min(0).meta({
+      description: 'Users with a path: every user with an event in the window (after the exclusions), or with the start or end event.',
+    }),
+    edges: z
+      .array(
+        z.object({
+          step: z.number().int().min(2).meta({ description: 'Position of `to` in the path: 2 is the first move.' }),
+          from: z.string(),
+          to: z.string(),
+          users: z
+            .number()
+            .int()
+            .min(1)
+            .meta({ description: 'Users whose path has `from` at position step − 1 and `to` at position step.' }),
+        }),
+      )
+      .meta({ description: 'Moves between names, most users first (ties by step, then the names in byte order), at most `limit`.' }),
+    paths: z
+      .array(z.object({ events: z.array(z.string()).min(1), users: z.number().int().min(1) }))
+      .meta({ description: 'The 10 whole paths with the most users (ties by the names in byte order), one-name paths included.' }),
+  })
+  .meta({ id: 'PathsResult' });
+
 export const EventNamesResult = z
   .object({
     ...echo,

@@ -31,9 +31,17 @@ import {
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, readQuery } from '../validation.js';
 import { impactAnswer, shipDatesAnswer } from './impact.service.js';
-import { EventNamesResult, FunnelResult, ImpactResult, RetentionResult, SavedQuery, ShipDatesResult } from './insights.responses.js';
-import { FunnelBody, ImpactLinkBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
-import { eventNamesAnswer, funnelAnswer, retentionAnswer } from './insights.service.js';
+import {
+  EventNamesResult,
+  FunnelResult,
+  ImpactResult,
+  PathsResult,
+  RetentionResult,
+  SavedQuery,
+  ShipDatesResult,
+} from './insights.responses.js';
+import { FunnelBody, ImpactLinkBody, PathsBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
+import { eventNamesAnswer, funnelAnswer, pathsAnswer, retentionAnswer } from './insights.service.js';
 import { presentSavedQuery } from './saved-queries.presenter.js';
 
 /** Query parameters in the metrics API's way (either casing, each at most once), refused in its body. */
@@ -84,7 +92,7 @@ async function itemVoters(ctx: RequestContext, sql: Parameters<typeof listVoters
 }
 
 /**
- * Insights on a project's events (issue 24, docs/insights.md): funnels, retention cohorts, the
+ * Insights on a project's events (issues 24 and 30, docs/insights.md): funnels, retention cohorts, user paths, the
  * names for pickers, feature impact, saved queries and the live view. Admin token of the owning
  * account, or a member's on Team. The plan's rules are the metrics API's: a clamped window is a
  * 200 that says so, and naming a custom event below Pro is a 402.
@@ -122,6 +130,30 @@ export const insightsRoutes = [
       const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
       const input = parseInsightBody(RetentionBody, ctx.request.body);
       ctx.body = await retentionAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/projects/:id/insights/paths',
+    auth: 'adminToken',
+    operationId: 'projectPaths',
+    tags: ['Insights'],
+    summary: 'User paths: what users did after an event, or before one',
+    description: `Per user, the names of their events in the window in time order (events of the same millisecond in name order, excludeEvents left out), from their first startEvent on or up to their last endEvent (all of them when neither is given), consecutive repeats collapsed, cut at depth names (with endEvent, the last ones). The answer counts users per move (edges) and per whole path. ${windowNote}`,
+    params: ProjectPath,
+    body: body(PathsBody, 'PathsRequest'),
+    responses: {
+      200: json('The paths.', PathsResult),
+      400: metricsError(
+        '`METRICS_INVALID_PARAMETER` (a field, named in the message; both startEvent and endEvent; excludeEvents holding the start or end event), `METRICS_INVALID_DATE`, `METRICS_INVALID_RANGE`.',
+      ),
+      402: plan402,
+      ...common(''),
+    },
+    handler: async (ctx, { sql, clickhouse }) => {
+      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+      const input = parseInsightBody(PathsBody, ctx.request.body);
+      ctx.body = await pathsAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
     },
   }),
   defineRoute({

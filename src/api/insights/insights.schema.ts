@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_FUNNEL_STEPS } from '../../olap/insights/funnel.queries.js';
+import { MAX_PATH_DEPTH, MIN_PATH_DEPTH } from '../../olap/insights/paths.queries.js';
 import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { bodySchema, describeIssue } from '../validation.js';
 
@@ -53,6 +54,34 @@ export const RetentionBody = bodySchema({
   dateTo: day,
 });
 export type RetentionBody = z.infer<typeof RetentionBody>;
+
+/** Most edges a paths answer may ask for. */
+export const MAX_PATH_EDGES = 200;
+
+export const PathsBody = bodySchema({
+  startEvent: eventName.optional(),
+  endEvent: eventName.optional(),
+  depth: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(MIN_PATH_DEPTH, `must be ${MIN_PATH_DEPTH} to ${MAX_PATH_DEPTH}`)
+    .max(MAX_PATH_DEPTH, `must be ${MIN_PATH_DEPTH} to ${MAX_PATH_DEPTH}`)
+    .default(4),
+  dateFrom: day,
+  dateTo: day,
+  limit: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, `must be 1 to ${MAX_PATH_EDGES}`)
+    .max(MAX_PATH_EDGES, `must be 1 to ${MAX_PATH_EDGES}`)
+    .default(50),
+  excludeEvents: z
+    .array(eventName)
+    .max(50, 'must name at most 50 events')
+    .transform((names) => [...new Set(names)])
+    .default([]),
+});
+export type PathsBody = z.infer<typeof PathsBody>;
 
 export const ImpactLinkBody = bodySchema({
   eventNames: z

@@ -2,13 +2,14 @@ import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { eventNames } from '../../olap/insights/event-names.queries.js';
 import { type FunnelRow, funnel } from '../../olap/insights/funnel.queries.js';
+import { type PathEdgeRow, paths } from '../../olap/insights/paths.queries.js';
 import type { InsightScope } from '../../olap/insights/query-rows.js';
 import { retention } from '../../olap/insights/retention.queries.js';
 import { isPredefinedEvent, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import type { Echo } from '../../olap/metrics/metrics.planner.js';
 import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
-import type { FunnelBody, RetentionBody } from './insights.schema.js';
+import type { FunnelBody, PathsBody, RetentionBody } from './insights.schema.js';
 
 const DAY_MS = 86_400_000;
 
@@ -132,6 +133,41 @@ export async function retentionAnswer(client: ClickHouseClient, target: Insights
       const retained = Array.from({ length: measurable + 1 }, (_, period) => counts.get(`${day}/${period}`) ?? 0);
       return { cohort_start: day, users: retained[0] ?? 0, retained };
     }),
+  };
+}
+
+/** Byte order of UTF-8 text, as ClickHouse compares strings (so ties break the same way on both sides). */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/** Edges by users, most first; ties by step, then the names (byte order). */
+export const edgeOrder = (a: PathEdgeRow, b: PathEdgeRow) =>
+  b.users - a.users || a.step - b.step || byBytes(a.from, b.from) || byBytes(a.to, b.to);
+
+/** POST /projects/:id/insights/paths (docs/insights.md, "Paths"). */
+export async function pathsAnswer(client: ClickHouseClient, target: InsightsTarget, body: PathsBody) {
+  if (body.startEvent !== undefined && body.endEvent !== undefined) {
+    throw new MetricsError('METRICS_INVALID_PARAMETER', 'endEvent: give startEvent or endEvent, not both');
+  }
+  const anchor = body.startEvent ?? body.endEvent;
+  if (anchor !== undefined && body.excludeEvents.includes(anchor)) {
+    throw new MetricsError(
+      'METRICS_INVALID_PARAMETER',
+      `excludeEvents: must not hold the ${body.startEvent !== undefined ? 'start' : 'end'} event`,
+    );
+  }
+  const named = [body.startEvent, body.endEvent, ...body.excludeEvents].filter((name): name is string => name !== undefined);
+  const p = prepare(target, body, named);
+  const result = await paths(client, p.scope, body);
+  return {
+    ...p.echo,
+    start_event: body.startEvent ?? null,
+    end_event: body.endEvent ?? null,
+    depth: body.depth,
+    limit: body.limit,
+    exclude_events: body.excludeEvents,
+    users: result.users,
+    edges: [...result.edges].sort(edgeOrder).slice(0, body.limit),
+    paths: result.paths,
   };
 }
 

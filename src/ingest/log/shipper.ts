@@ -214,7 +214,7 @@ export class Shipper {
         const { repaired } = batch.rows
           ? await this.deps.writer.writeRowLines(batch.rows, token, options)
           : await this.deps.writer.write(batch.events, token, options);
-        if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0)) {
+        if (repaired && (repaired.indexRows > 0 || repaired.rollupDays > 0 || repaired.userOrderedRows > 0)) {
           this.deps.logger.warn({ from, to, repaired }, 'ingest log: an insert cut by a crash was made whole');
         }
       } catch (error) {

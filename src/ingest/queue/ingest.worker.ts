@@ -107,7 +107,10 @@ export function startIngestWorker(deps: {
         if (ranBefore) {
           const result = await serialized(() => deps.writer.write(events, token, { checkAll: true }));
           forgetClaims(events);
-          const log = result.repaired && (result.repaired.indexRows > 0 || result.repaired.rollupDays > 0) ? logger.warn : logger.debug;
+          const log =
+            result.repaired && (result.repaired.indexRows > 0 || result.repaired.rollupDays > 0 || result.repaired.userOrderedRows > 0)
+              ? logger.warn
+              : logger.debug;
           log.call(
             logger,
             { jobId: job.id, events: events.length, inserted: result.inserted, repaired: result.repaired },

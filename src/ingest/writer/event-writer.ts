@@ -12,6 +12,7 @@ import {
   insertEvents,
 } from '../../olap/tables/events.table.js';
 import { insertDataError } from '../../olap/tables/insert-errors.js';
+import { repairUserOrderedCopy } from '../../olap/tables/events-by-user.table.js';
 import { rebuildRollups, rollupMismatches } from '../../olap/tables/rollups.js';
 import { ID_LOOKBACK_MS } from '../id-filter.js';
 import { type DeadLetterStore, deadLetter } from './dead-letters.js';
@@ -29,7 +30,7 @@ export type WriteResult = {
 };
 
 /** The dependents of events a re-run found short and rebuilt. */
-export type RepairReport = { indexRows: number; rollupDays: number };
+export type RepairReport = { indexRows: number; rollupDays: number; userOrderedRows: number };
 
 export type WriteOptions = {
   /**
@@ -38,10 +39,10 @@ export type WriteOptions = {
    * in events by its own created_at, and what that earlier insert stored is not written again.
    *
    * That insert may have been cut by the crash: ClickHouse commits the part of events and the
-   * parts its materialized views write (the event_ids index, the daily and hourly rollups) one
-   * after the other, with nothing binding them (ClickHouse issue 104661). So the dependents of
-   * the events found are checked and made whole: missing index rows are added, and rollup days
-   * that differ from the events are rebuilt from them.
+   * parts its materialized views write (the event_ids index, the user-ordered copy, the daily and
+   * hourly rollups) one after the other, with nothing binding them (ClickHouse issue 104661). So
+   * the dependents of the events found are checked and made whole: missing index rows and rows of
+   * the user-ordered copy are added, and rollup days that differ from the events are rebuilt.
    */
   checkAll?: boolean;
 };
@@ -156,13 +157,14 @@ export class EventWriter {
 
   /**
    * Makes the dependents of stored events whole after an insert that may have been cut between
-   * its parts: the index rows they lack are added, and each of their (project, UTC day) rollups
+   * its parts: the index rows and user-ordered rows they lack are added, and each of their (project, UTC day) rollups
    * that differs from the events is rebuilt. Safe to repeat; a no-op when nothing was cut.
    */
   private async repairDependents(found: IngestEvent[]): Promise<RepairReport> {
     const indexed = await indexedEventKeys(this.clickhouse, found);
     const unindexed = found.filter((event) => !indexed.has(eventKey(event.project_id, event.event_id)));
     await insertEventIndexRows(this.clickhouse, unindexed, `event-ids:repair:${uuidv7()}`);
+    const userOrderedRows = await repairUserOrderedCopy(this.clickhouse, found, `events-by-user:repair:${uuidv7()}`);
     let rollupDays = 0;
     if (this.options.cluster === undefined) {
       const target = { client: this.clickhouse };
@@ -172,7 +174,7 @@ export class EventWriter {
         rollupDays += days.length;
       }
     }
-    return { indexRows: unindexed.length, rollupDays };
+    return { indexRows: unindexed.length, rollupDays, userOrderedRows };
   }
 }
 

@@ -46,10 +46,15 @@ export async function userIdHash(target: ClickHouseTarget, userId: string): Prom
 /** The condition of a mutation on one user's rows: the project and the hash of the user id. */
 const USER_ROWS = 'project_id = {projectId:UUID} AND hex(sipHash128(user_id)) = {userHash:String}';
 
-/** Deletes every event of the user in the project. */
+/**
+ * Deletes every event of the user in the project, from `events` and from its user-ordered copy
+ * `events_by_user` (sql/clickhouse/009), which the insights read. Both are mutations of whole
+ * rows (not lightweight deletes), so nothing of the user stays hidden in a part.
+ */
 export async function deleteUserEvents(target: ClickHouseTarget, projectId: string, userId: string): Promise<void> {
   const userHash = await userIdHash(target, userId);
-  await mutate(target, 'events', `DELETE WHERE ${USER_ROWS}`, { projectId, userHash });
+  for (const table of ['events', 'events_by_user'] as const)
+    await mutate(target, table, `DELETE WHERE ${USER_ROWS}`, { projectId, userHash });
 }
 
 /** Fact kinds that are the user's own doing and go with them; the others are anonymized. */
@@ -71,7 +76,7 @@ export async function eraseUserFacts(target: ClickHouseTarget, projectId: string
   await mutate(target, 'facts', `UPDATE user_id = {anonymousId:String} WHERE ${USER_ROWS}`, { projectId, userHash, anonymousId });
 }
 
-/** Deletes every row of the project from the events, the facts and both rollups. */
+/** Deletes every row of the project from the events, their user-ordered copy, the facts and both rollups. */
 export async function deleteProjectData(target: ClickHouseTarget, projectId: string): Promise<void> {
   for (const table of DATA_TABLES) await mutate(target, table, 'DELETE WHERE project_id = {projectId:UUID}', { projectId });
 }
@@ -81,6 +86,7 @@ export async function projectRowCounts(target: ClickHouseTarget, projectId: stri
   const result = await target.client.query({
     query: `SELECT
       (SELECT count() FROM events WHERE project_id = {projectId:UUID}) AS events,
+      (SELECT count() FROM events_by_user WHERE project_id = {projectId:UUID}) AS events_by_user,
       (SELECT count() FROM facts WHERE project_id = {projectId:UUID}) AS facts,
       (SELECT count() FROM events_daily WHERE project_id = {projectId:UUID}) AS events_daily,
       (SELECT count() FROM events_hourly WHERE project_id = {projectId:UUID}) AS events_hourly`,
@@ -89,5 +95,5 @@ export async function projectRowCounts(target: ClickHouseTarget, projectId: stri
     clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
   });
   const [row] = await result.json<Record<DataTable, number>>();
-  return row ?? { events: 0, facts: 0, events_daily: 0, events_hourly: 0 };
+  return row ?? { events: 0, events_by_user: 0, facts: 0, events_daily: 0, events_hourly: 0 };
 }

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '../clickhouse.js';
-import { type InsightScope, propertyText, queryRows, scopeCondition, scopeParams } from './query-rows.js';
+import { type InsightScope, propertyText, queryRows, scopeCondition, scopeParams, USER_ORDER_SETTINGS } from './query-rows.js';
 
 /** A property value a funnel step can require (JSON scalars; equality only). */
 export type PropertyValue = string | number | boolean;
@@ -65,7 +65,10 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
  * definition.
  *
  * What keeps it fast over a year of events (BENCHMARKS.md, "Insights"):
- * - only the rows of the step names are read, through the sort key's project and time range;
+ * - the rows come from `events_by_user`, the events in (project, user, time) order, so the
+ *   GROUP BY user is aggregated in order (USER_ORDER_SETTINGS): one user's rows at a time;
+ * - only the rows of the step names in the window are read (the project through the sort key,
+ *   the months through the partitions);
  * - per row only its time and the steps it matches are kept, packed in one UInt64;
  * - the replay is one pass of array functions per step over all users at once, not an arrayFold,
  *   which evaluates its lambda once per element (ten times slower, measured).
@@ -130,7 +133,7 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
            FROM (
              SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
                     ${conditions.map((c, i) => `toUInt8(${c}) AS c${i + 1}`).join(', ')}
-             FROM events
+             FROM events_by_user
              WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
            )
            GROUP BY user_id, breakdown
@@ -140,6 +143,7 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
      WHERE level > 0
      GROUP BY breakdown`,
     params,
+    USER_ORDER_SETTINGS,
   );
   return rows.map((row) => ({
     breakdown: row.breakdown,

@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '../clickhouse.js';
-import { type InsightScope, queryRows, scopeCondition, scopeParams } from './query-rows.js';
+import { type InsightScope, queryRows, scopeCondition, scopeParams, USER_ORDER_SETTINGS } from './query-rows.js';
 
 export type RetentionInterval = 'day' | 'week';
 
@@ -27,7 +27,8 @@ const DAYS_PER_PERIOD: Record<RetentionInterval, number> = { day: 1, week: 7 };
 const WORD_BITS = 256;
 
 /**
- * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events. Buckets
+ * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events, read from
+ * `events_by_user` and grouped by user in order (USER_ORDER_SETTINGS). Buckets
  * are numbered from the window's first one (0, 1, …). Per user: the first bucket with a cohort
  * event (by its first occurrence) and the set of buckets with a return event, kept as bits of
  * UInt256 words (groupBitOr: a few OR instructions per row, where a per-user hash set of
@@ -62,7 +63,7 @@ export async function retention(client: ClickHouseClient, scope: InsightScope, q
        FROM (
          SELECT user_id, toUInt32(intDiv(toRelativeDayNum(${bucket('created_at')}) - ${first}, {daysPerPeriod:UInt32})) AS b,
                 ${isCohort} AS is_cohort, ${isReturn} AS is_return
-         FROM events
+         FROM events_by_user
          WHERE ${scopeCondition(scope)} AND ((${isCohort}) OR (${isReturn}))
        )
        GROUP BY user_id
@@ -70,6 +71,7 @@ export async function retention(client: ClickHouseClient, scope: InsightScope, q
      )
      GROUP BY cohort`,
     params,
+    USER_ORDER_SETTINGS,
   );
   return rows.flatMap((row) =>
     row.retained.flatMap((users, period) => (Number(users) > 0 ? [{ cohort_start: row.cohort_start, period, users: Number(users) }] : [])),
