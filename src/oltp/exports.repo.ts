@@ -69,7 +69,7 @@ export type SdkUserExportRow = {
   mrr: number | null;
   first_seen_at: string;
   last_seen_at: string;
-  /** What the user registered with (019_sdk_user_profile.sql); last, so older readers of the columns keep theirs. */
+  /** What the user registered with (017_sdk_user_profile.sql); last, so older readers of the columns keep theirs. */
   email: string | null;
   name: string | null;
 };

@@ -5,7 +5,7 @@ export type SdkUserRow = {
   id: string;
   user_id: string;
   mrr: number | null;
-  /** Private: the owner's and the user's own (019_sdk_user_profile.sql). */
+  /** Private: the owner's and the user's own (017_sdk_user_profile.sql). */
   email: string | null;
   name: string | null;
   first_seen_at: Date;
