@@ -137,7 +137,7 @@ describe.each([
       expected.push(fact('vote_added', { feedback_id: f1.id, user_id: user }));
     }
     const unvoted = await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
-    expect(unvoted).toEqual({ feedback_id: f1.id, vote_count: 3, has_voted: false });
+    expect(unvoted).toEqual({ feedback_id: f1.id, vote_count: 3, has_voted: false, success: true });
     expected.push(fact('vote_removed', { feedback_id: f1.id, user_id: 'carol' }));
     await api(project, 'DELETE', `/feedbacks/${f1.id}/votes`, { userId: 'carol' });
 
