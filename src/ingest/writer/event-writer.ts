@@ -11,8 +11,8 @@ import {
   insertEventRowLines,
   insertEvents,
 } from '../../olap/tables/events.table.js';
-import { insertDataError } from '../../olap/tables/insert-errors.js';
 import { repairUserOrderedCopy } from '../../olap/tables/events-by-user.table.js';
+import { insertDataError } from '../../olap/tables/insert-errors.js';
 import { rebuildRollups, rollupMismatches } from '../../olap/tables/rollups.js';
 import { ID_LOOKBACK_MS } from '../id-filter.js';
 import { type DeadLetterStore, deadLetter } from './dead-letters.js';
