@@ -172,8 +172,22 @@ describe('the browser SDK on another origin', () => {
       localStorage.setItem('app_data', 'x'.repeat(low - 40000));
       const ids = [];
       for (let i = 0; i < 1000; i++) ids.push(client.track('quota_event', { i, text: 'some text to take room' }, { userId: 'quota-user' }));
-      return new Promise((resolve) => setTimeout(() => resolve({ ids, stats: client.stats(), errors: window.errors,
-        stored: JSON.parse(localStorage.getItem('feedback_queue')).events.map((e) => e.eventId) }), 100));
+      // The trim and its report come a turn or two later: wait until every event is queued or
+      // dropped, the drop reported, and what is stored is the queue.
+      const storedIds = () => JSON.parse(localStorage.getItem('feedback_queue')).events.map((e) => e.eventId);
+      const settled = () => {
+        const s = client.stats();
+        return s.queued + s.dropped === 1000 && window.errors.some((e) => e.code === 'STORAGE_FULL') && storedIds().length === s.queued;
+      };
+      const started = Date.now();
+      return new Promise((resolve, reject) => {
+        const poll = () => {
+          if (settled()) resolve({ ids, stats: client.stats(), errors: window.errors, stored: storedIds() });
+          else if (Date.now() - started > 15000) reject(new Error('the queue never settled: ' + JSON.stringify(client.stats())));
+          else setTimeout(poll, 20);
+        };
+        poll();
+      });
     })()`)) as {
       ids: string[];
       stats: { queued: number; dropped: number; droppedBy: Record<string, number> };

@@ -148,12 +148,15 @@ describe('feedback', () => {
 
     await t.page.getByLabel('Category').selectOption('improvement');
     await t.page.getByRole('row').filter({ hasText: 'Dark mode' }).waitFor({ state: 'detached' });
-    expect(
-      await t.page
-        .getByRole('navigation', { name: 'Status' })
-        .getByRole('link', { name: /Pending/ })
-        .textContent(),
-    ).toContain('1');
+    // The counts follow the filter once their own answer is drawn: poll, do not read once.
+    await expect
+      .poll(() =>
+        t.page
+          .getByRole('navigation', { name: 'Status' })
+          .getByRole('link', { name: /Pending/ })
+          .textContent(),
+      )
+      .toContain('1');
   });
 
   it('changes the status in the page, with a reason when rejecting, and the API answers the new status', async () => {

@@ -241,6 +241,10 @@ describe('integrations and deliveries', () => {
       .toBe(1);
     await t.page.getByLabel('Show').selectOption('');
     await expect.poll(() => deliveries.getByRole('row').count()).toBe(4);
+    // The unfiltered list is drawn from its own answer: wait for the refused row's outcome in it.
+    await expect
+      .poll(() => deliveries.getByRole('row').filter({ hasText: 'Refused subject' }).textContent())
+      .toMatch(/Failed after 1 attempt(?!s)/);
     const rows = await deliveries.getByRole('row').allTextContents();
     expect(rows.join('\n')).not.toMatch(/webhook: [0-9a-f-]{36}|\(1 attempts\)/);
     const refused = rows.find((row) => row.includes('Refused subject'));
