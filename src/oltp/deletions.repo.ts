@@ -3,6 +3,7 @@ import type { Sql, SqlLike } from './db.js';
 import type { JobStatus } from './erasures.repo.js';
 import { findFeedback } from './feedback.repo.js';
 import type { FeedbackRow } from './feedback.row.js';
+import { deferStepJob, dueStepJobs, stepJobAttemptFailed } from './step-jobs.repo.js';
 
 /** Steps of a project deletion's ClickHouse side, in order. */
 export const PROJECT_DELETION_STEPS = ['settle', 'clickhouse', 'done'] as const;
@@ -100,14 +101,8 @@ export async function getProjectDeletion(sql: SqlLike, id: string): Promise<Proj
   return row ?? null;
 }
 
-export async function dueProjectDeletions(sql: SqlLike, limit: number): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    select id from project_deletions
-    where status in ('pending', 'running') and next_attempt_at <= now()
-    order by created_at
-    limit ${limit}`;
-  return rows.map((row) => row.id);
-}
+/** Ids of project deletions a worker may run now, oldest first. */
+export const dueProjectDeletions = (sql: SqlLike, limit: number) => dueStepJobs(sql, 'project_deletions', limit);
 
 export async function advanceProjectDeletion(sql: SqlLike, id: string, next: ProjectDeletionStep): Promise<void> {
   const done = next === 'done';
@@ -118,25 +113,9 @@ export async function advanceProjectDeletion(sql: SqlLike, id: string, next: Pro
     where id = ${id}`;
 }
 
-export async function deferProjectDeletion(sql: SqlLike, id: string, delayMs: number): Promise<void> {
-  await sql`
-    update project_deletions set status = 'running', next_attempt_at = now() + ${delayMs} * interval '1 millisecond', updated_at = now()
-    where id = ${id}`;
-}
+/** The settle step waits for facts still in a relay's hands: try again after `delayMs`. */
+export const deferProjectDeletion = (sql: SqlLike, id: string, delayMs: number) => deferStepJob(sql, 'project_deletions', id, delayMs);
 
-export async function projectDeletionAttemptFailed(
-  sql: SqlLike,
-  id: string,
-  error: string,
-  maxAttempts: number,
-  backoffMs: number,
-): Promise<void> {
-  await sql`
-    update project_deletions set
-      attempts = attempts + 1,
-      last_error = ${error.slice(0, 2000)},
-      status = case when attempts + 1 >= ${maxAttempts} then 'failed' else 'running' end,
-      next_attempt_at = now() + least(${backoffMs} * power(2, attempts), 3600000) * interval '1 millisecond',
-      updated_at = now()
-    where id = ${id}`;
-}
+/** A failed attempt: retried after a back-off, or marked failed after `maxAttempts`. */
+export const projectDeletionAttemptFailed = (sql: SqlLike, id: string, error: string, maxAttempts: number, backoffMs: number) =>
+  stepJobAttemptFailed(sql, 'project_deletions', id, error, maxAttempts, backoffMs);

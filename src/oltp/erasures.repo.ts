@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Sql, SqlLike } from './db.js';
+import { deferStepJob, dueStepJobs, stepJobAttemptFailed } from './step-jobs.repo.js';
 
 export const JOB_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -71,14 +72,7 @@ export async function getErasure(sql: SqlLike, id: string): Promise<ErasureRow |
 }
 
 /** Ids of erasures a worker may run now, oldest first. */
-export async function dueErasures(sql: SqlLike, limit: number): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    select id from erasures
-    where status in ('pending', 'running') and next_attempt_at <= now()
-    order by created_at
-    limit ${limit}`;
-  return rows.map((row) => row.id);
-}
+export const dueErasures = (sql: SqlLike, limit: number) => dueStepJobs(sql, 'erasures', limit);
 
 /** Records that `step` is done and `next` comes, with what the step learnt; attempts restart. */
 export async function advanceErasure(
@@ -105,23 +99,11 @@ export async function advanceErasure(
 }
 
 /** The step waits for something else (facts still on their way): try again after `delayMs`. */
-export async function deferErasure(sql: SqlLike, id: string, delayMs: number): Promise<void> {
-  await sql`
-    update erasures set status = 'running', next_attempt_at = now() + ${delayMs} * interval '1 millisecond', updated_at = now()
-    where id = ${id}`;
-}
+export const deferErasure = (sql: SqlLike, id: string, delayMs: number) => deferStepJob(sql, 'erasures', id, delayMs);
 
 /** A failed attempt: retried after a back-off, or marked failed after `maxAttempts`. */
-export async function erasureAttemptFailed(sql: SqlLike, id: string, error: string, maxAttempts: number, backoffMs: number): Promise<void> {
-  await sql`
-    update erasures set
-      attempts = attempts + 1,
-      last_error = ${error.slice(0, 2000)},
-      status = case when attempts + 1 >= ${maxAttempts} then 'failed' else 'running' end,
-      next_attempt_at = now() + least(${backoffMs} * power(2, attempts), 3600000) * interval '1 millisecond',
-      updated_at = now()
-    where id = ${id}`;
-}
+export const erasureAttemptFailed = (sql: SqlLike, id: string, error: string, maxAttempts: number, backoffMs: number) =>
+  stepJobAttemptFailed(sql, 'erasures', id, error, maxAttempts, backoffMs);
 
 /** An operator's retry of a failed erasure: it resumes at the step where it stopped. */
 export async function retryErasure(sql: SqlLike, id: string): Promise<void> {

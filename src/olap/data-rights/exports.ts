@@ -1,5 +1,6 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ClickHouseClient } from '../clickhouse.js';
+import { chTime } from '../time.js';
 
 /**
  * Export of a project's events (docs/data-rights.md), formatted by ClickHouse.
@@ -72,8 +73,6 @@ const orderedSelect = (columns: string, condition: string) =>
      SELECT event_id, event_name, user_id, properties_raw, created_at FROM events
      WHERE ${condition}
      ORDER BY created_at, event_id)`;
-
-const chTime = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
 
 function scopeCondition(scope: EventExportScope): string {
   return `project_id = {projectId:UUID}

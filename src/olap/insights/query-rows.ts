@@ -1,5 +1,6 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ClickHouseClient } from '../clickhouse.js';
+import { chTime } from '../time.js';
 
 /** What every insights query is scoped to: one project, a half-open time range, an event scope. */
 export type InsightScope = {
@@ -12,8 +13,7 @@ export type InsightScope = {
   names: readonly string[] | null;
 };
 
-/** ClickHouse DateTime64 text of a JS date, in UTC. */
-export const chTime = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
+export { chTime } from '../time.js';
 
 /** The parameters of InsightScope, for the conditions of SCOPE_CONDITION. */
 export const scopeParams = (scope: InsightScope) => ({

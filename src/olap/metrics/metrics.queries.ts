@@ -1,5 +1,6 @@
 import type { ClickHouseClient } from '../clickhouse.js';
-import { clickhouseTimeToIso } from '../time.js';
+import { queryRows } from '../query-rows.js';
+import { chTime, clickhouseTimeToIso } from '../time.js';
 
 /**
  * The ClickHouse side of the metrics API: one function per question, {name:Type} parameters
@@ -18,22 +19,6 @@ export type Scope = {
 
 /** Event names to count: null means every name. */
 export type NameFilter = string[] | null;
-
-type Row = Record<string, string | number | null>;
-
-/** ClickHouse DateTime64 text of a JS date, in UTC. */
-const chTime = (date: Date) => date.toISOString().replace('T', ' ').replace('Z', '');
-
-async function rows<T extends Row>(client: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
-  const result = await client.query({
-    query,
-    // An absent optional filter is left out of the query text and of the parameters alike.
-    query_params: Object.fromEntries(Object.entries(params).filter(([, value]) => value !== undefined)),
-    format: 'JSONEachRow',
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
-  });
-  return result.json<T>();
-}
 
 const DAILY_BUCKET: Record<Exclude<BucketSpec, 'hour'>, string> = {
   total: `toDateTime({start:DateTime64(3, 'UTC')}, 'UTC')`,
@@ -98,7 +83,7 @@ export async function eventMeasures(
        WHERE project_id = {projectId:UUID}
          AND day >= toDate({start:DateTime64(3, 'UTC')}) AND day < toDate({end:DateTime64(3, 'UTC')}) ${nameCondition(names)}
        GROUP BY bucket`;
-  const result = await rows<EventMeasureRow>(client, query, { ...scopeParams(scope), names: names ?? [] });
+  const result = await queryRows<EventMeasureRow>(client, query, { ...scopeParams(scope), names: names ?? [] });
   return result.map((row) => ({ ...row, bucket: clickhouseTimeToIso(row.bucket) }));
 }
 
@@ -106,7 +91,7 @@ export type KeyedEventMeasureRow = { key: string | null; event_count: number; un
 
 /** Event measures per event name over the window, from events_daily. */
 export async function eventMeasuresByName(client: ClickHouseClient, scope: Scope, names: NameFilter): Promise<KeyedEventMeasureRow[]> {
-  return rows<KeyedEventMeasureRow>(
+  return queryRows<KeyedEventMeasureRow>(
     client,
     `SELECT toString(event_name) AS key, sum(events) AS event_count, uniqExactMerge(users) AS unique_event_users
      FROM events_daily
@@ -128,7 +113,7 @@ export async function eventMeasuresByProperty(
   names: NameFilter,
   key: string,
 ): Promise<KeyedEventMeasureRow[]> {
-  const result = await rows<KeyedEventMeasureRow>(
+  const result = await queryRows<KeyedEventMeasureRow>(
     client,
     `SELECT
        if(NOT JSONHas(properties_raw, {key:String}), NULL,
@@ -154,7 +139,7 @@ const FEEDBACK_MEASURE_COLUMNS = `
 
 /** Items created, votes added net of removals, and comments added, per bucket, from facts. */
 export async function feedbackMeasures(client: ClickHouseClient, scope: Scope, bucket: BucketSpec): Promise<FeedbackMeasureRow[]> {
-  const result = await rows<FeedbackMeasureRow>(
+  const result = await queryRows<FeedbackMeasureRow>(
     client,
     `SELECT toString(${timeBucket(bucket, 'occurred_at')}) AS bucket, ${FEEDBACK_MEASURE_COLUMNS}
      FROM facts
@@ -179,7 +164,7 @@ export async function feedbackMeasuresBy(
   dimension: 'category' | 'status',
 ): Promise<KeyedFeedbackMeasureRow[]> {
   const dimensionColumn = dimension === 'category' ? 'd.category' : 'd.status';
-  return rows<KeyedFeedbackMeasureRow>(
+  return queryRows<KeyedFeedbackMeasureRow>(
     client,
     `WITH d AS (
        SELECT feedback_id,
@@ -217,7 +202,7 @@ export type SdkUserDeltaRow = {
  * Running sums of these rows give sdk_users, paying_users and total_mrr at each bucket's end.
  */
 export async function sdkUserDeltas(client: ClickHouseClient, scope: Scope, bucket: BucketSpec): Promise<SdkUserDeltaRow[]> {
-  const result = await rows<SdkUserDeltaRow>(
+  const result = await queryRows<SdkUserDeltaRow>(
     client,
     `SELECT toString(if(occurred_at < {start:DateTime64(3, 'UTC')}, toDateTime(0, 'UTC'), ${timeBucket(bucket, 'occurred_at')})) AS bucket,
             sum(is_first) AS new_users, sum(mrr_delta) AS mrr_delta, sum(paying_delta) AS paying_delta
@@ -241,7 +226,7 @@ export type ActiveUsersRow = { bucket: string; active_sdk_users: number };
 
 /** Users registered or updated within each bucket. */
 export async function activeSdkUsers(client: ClickHouseClient, scope: Scope, bucket: BucketSpec): Promise<ActiveUsersRow[]> {
-  const result = await rows<ActiveUsersRow>(
+  const result = await queryRows<ActiveUsersRow>(
     client,
     `SELECT toString(${timeBucket(bucket, 'occurred_at')}) AS bucket, uniqExact(user_id) AS active_sdk_users
      FROM facts
@@ -260,7 +245,7 @@ export type VoterMrrRow = { bucket: string; voter_mrr: number };
  * vote within the bucket. ASOF JOIN finds each voter's last registration before that end.
  */
 export async function voterMrr(client: ClickHouseClient, scope: Scope, bucket: BucketSpec): Promise<VoterMrrRow[]> {
-  const result = await rows<VoterMrrRow>(
+  const result = await queryRows<VoterMrrRow>(
     client,
     `SELECT toString(v.bucket) AS bucket, sum(ifNull(r.mrr, 0)) AS voter_mrr
      FROM (
@@ -305,7 +290,7 @@ export async function eventFeed(
   filters: { event?: string | undefined; userId?: string | undefined; after?: { createdAt: string; eventId: string } | undefined },
   limit: number,
 ): Promise<FeedEventRow[]> {
-  return rows<FeedEventRow>(
+  return queryRows<FeedEventRow>(
     client,
     // Output names differ from the columns: ClickHouse would resolve WHERE against the aliases.
     `SELECT toString(event_id) AS id, event_name, user_id, properties_raw, toString(created_at) AS created

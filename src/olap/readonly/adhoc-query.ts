@@ -1,7 +1,13 @@
 import type { ClickHouseClient } from '../clickhouse.js';
 import { QueryGateBusy } from './query-gate.js';
 import { readonlyLane } from './readonly-lane.js';
-import { READONLY_RESULT_MAX_BYTES, ReadonlyQueryRefused, runReadonlyQuery } from './readonly-query.js';
+import {
+  READONLY_RESULT_MAX_BYTES,
+  type ReadonlyAnswer,
+  ReadonlyQueryRefused,
+  readonlyAnswer,
+  runReadonlyQuery,
+} from './readonly-query.js';
 import type { ParamValue } from './readonly-session.js';
 
 export const ADHOC_MAX_ROWS = 10_000;
@@ -14,19 +20,9 @@ export const ADHOC_SERVER_TIMEOUT_MS = 10_000;
 /** No turn for an operator query: a 429 with Retry-After. */
 export { QueryGateBusy as AdhocQueryBusy, ReadonlyQueryRefused as AdhocQueryRefused };
 
-export type AdhocResult = {
-  columns: { name: string; type: string }[];
-  /** The rows as JSON text of an array of objects (readonly-query.ts says why it stays text). */
-  rows_json: Buffer;
-  row_count: number;
-  /** true when the result had more rows than the limit and was cut. */
-  truncated: boolean;
-  elapsed_ms: number;
-};
-
 export type AdhocQueries = {
   /** Runs one read-only query of an operator (docs/sql-safety.md). */
-  run(text: string, params: Record<string, ParamValue>): Promise<AdhocResult>;
+  run(text: string, params: Record<string, ParamValue>): Promise<ReadonlyAnswer>;
 };
 
 export type AdhocQueriesOptions = {
@@ -70,13 +66,7 @@ export function createAdhocQueries(options: AdhocQueriesOptions): AdhocQueries {
           { timeoutMs: remainingMs, maxRows, maxThreads: embedded ? 1 : 0, maxResultBytes: READONLY_RESULT_MAX_BYTES },
           { onEngineIdle: (settled) => (idle = settled) },
         );
-        return {
-          columns: result.columns,
-          rows_json: result.rowsJson,
-          row_count: result.rowCount,
-          truncated: result.truncated,
-          elapsed_ms: Math.round(performance.now() - started),
-        };
+        return readonlyAnswer(result, started);
       } finally {
         // The turn ends when the engine is done, even if the caller was answered at the deadline.
         void idle.then(release, release);

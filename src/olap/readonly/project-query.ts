@@ -6,8 +6,10 @@ import {
   jsonLines,
   type PreparedStatement,
   READONLY_RESULT_MAX_BYTES,
+  type ReadonlyAnswer,
   ReadonlyQueryRefused,
   type ReadonlyStream,
+  readonlyAnswer,
   runReadonlyQuery,
   streamReadonlyQuery,
 } from './readonly-query.js';
@@ -28,18 +30,9 @@ export const PROJECT_SQL_SERVER_TIMEOUT_MS = 10_000;
 export const PROJECT_SQL_DEFAULT_MEMORY_BYTES = 512 * 1024 * 1024;
 export const PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY = 2;
 
-export type ProjectQueryResult = {
-  columns: { name: string; type: string }[];
-  /** The rows as JSON text of an array of objects (readonly-query.ts says why it stays text). */
-  rows_json: Buffer;
-  row_count: number;
-  truncated: boolean;
-  elapsed_ms: number;
-};
-
 export type ProjectQueries = {
   /** Runs one read-only query of `accountId` that sees only the rows of `scope` (docs/project-sql.md). */
-  run(accountId: string, scope: TenantScope, text: string, params: Record<string, ParamValue>): Promise<ProjectQueryResult>;
+  run(accountId: string, scope: TenantScope, text: string, params: Record<string, ParamValue>): Promise<ReadonlyAnswer>;
   /**
    * The same query, streamed in the engine's own output format (the ClickHouse interface,
    * docs/clickhouse-interface.md): the same filters, checks, gate and per-account limit, up to
@@ -194,15 +187,9 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
     async run(accountId, scope, text, params) {
       const started = performance.now();
       const deadline = Date.now() + timeoutMs;
-      const mine = inFlight.get(accountId) ?? 0;
-      if (mine >= perAccount) {
-        throw new QueryGateBusy(`this account already runs ${perAccount} SQL queries; retry later`, retryAfterSeconds);
-      }
-      inFlight.set(accountId, mine + 1);
+      const end = await admit(accountId, deadline);
       let idle: Promise<void> = Promise.resolve();
-      let release = () => {};
       try {
-        release = await gate.enter(deadline);
         const remainingMs = deadline - Date.now();
         if (remainingMs < 50) throw new QueryGateBusy('the time limit ran out while earlier project queries ran; retry later', 1);
         const result = await runReadonlyQuery(
@@ -223,22 +210,10 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
             check: (statement, astRows, session) => tenantCheck(statement, astRows, session, database),
           },
         );
-        return {
-          columns: result.columns,
-          rows_json: result.rowsJson,
-          row_count: result.rowCount,
-          truncated: result.truncated,
-          elapsed_ms: Math.round(performance.now() - started),
-        };
+        return readonlyAnswer(result, started);
       } finally {
         // The turn and the account's place end when the engine is done, not when the caller was answered.
-        const done = () => {
-          release();
-          const left = (inFlight.get(accountId) ?? 1) - 1;
-          if (left > 0) inFlight.set(accountId, left);
-          else inFlight.delete(accountId);
-        };
-        void idle.then(done, done);
+        end(idle);
       }
     },
   };

@@ -39,6 +39,28 @@ export type ReadonlyQueryResult = {
   truncated: boolean;
 };
 
+/** What both read-only SQL lanes (operator and project queries) answer for one query. */
+export type ReadonlyAnswer = {
+  columns: { name: string; type: string }[];
+  /** The rows as JSON text of an array of objects (ReadonlyQueryResult says why it stays text). */
+  rows_json: Buffer;
+  row_count: number;
+  /** true when the result had more rows than the limit and was cut. */
+  truncated: boolean;
+  elapsed_ms: number;
+};
+
+/** The answer of a query that began at `started` (performance.now()), its wait for a turn included. */
+export function readonlyAnswer(result: ReadonlyQueryResult, started: number): ReadonlyAnswer {
+  return {
+    columns: result.columns,
+    rows_json: result.rowsJson,
+    row_count: result.rowCount,
+    truncated: result.truncated,
+    elapsed_ms: Math.round(performance.now() - started),
+  };
+}
+
 /** Bytes of a query's output at most (both read-only SQL lanes); past it the query is a 400. */
 export const READONLY_RESULT_MAX_BYTES = 16 * 1024 * 1024;
 

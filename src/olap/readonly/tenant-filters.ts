@@ -1,3 +1,4 @@
+import { chTime } from '../time.js';
 import { TENANT_TABLES } from './tenant-guard.js';
 
 /** What one tenant query may see: one project, a window of time, and maybe only some event names. */
@@ -26,12 +27,12 @@ export function tenantTableFilters(scope: TenantScope, database: string): Record
   const project = `project_id = toUUID(${literal(scope.projectId)})`;
   const names = scope.eventNames === null ? '' : ` AND event_name IN (${scope.eventNames.map(literal).join(', ') || "''"})`;
   const between = (column: string, from: string, to: string) => `${column} >= ${from} AND ${column} < ${to}`;
-  const dateTime64 = (instant: Date, precision: number) => `toDateTime64(${literal(clickhouseTime(instant))}, ${precision}, 'UTC')`;
+  const dateTime64 = (instant: Date, precision: number) => `toDateTime64(${literal(chTime(instant))}, ${precision}, 'UTC')`;
   const byTable: Record<(typeof TENANT_TABLES)[number], string> = {
     events: `${project} AND ${between('created_at', dateTime64(scope.start, 3), dateTime64(scope.end, 3))}${names}`,
     facts: `${project} AND ${between('occurred_at', dateTime64(scope.start, 6), dateTime64(scope.end, 6))}`,
     events_daily: `${project} AND ${between('day', `toDate(${literal(isoDay(scope.start))})`, `toDate(${literal(isoDay(scope.end))})`)}${names}`,
-    events_hourly: `${project} AND ${between('hour', `toDateTime(${literal(clickhouseTime(scope.start).slice(0, 19))}, 'UTC')`, `toDateTime(${literal(clickhouseTime(scope.end).slice(0, 19))}, 'UTC')`)}${names}`,
+    events_hourly: `${project} AND ${between('hour', `toDateTime(${literal(chTime(scope.start).slice(0, 19))}, 'UTC')`, `toDateTime(${literal(chTime(scope.end).slice(0, 19))}, 'UTC')`)}${names}`,
   };
   const filters: Record<string, string> = {};
   for (const table of TENANT_TABLES) {
@@ -55,11 +56,6 @@ export function introspectionTableFilters(database: string): Record<string, stri
     'system.tables': `database = ${db} AND name IN (${tables})`,
     'system.columns': `database = ${db} AND table IN (${tables})`,
   };
-}
-
-/** `2026-01-31 00:00:00.000`, UTC. */
-function clickhouseTime(instant: Date): string {
-  return instant.toISOString().replace('T', ' ').replace('Z', '');
 }
 
 const isoDay = (instant: Date) => instant.toISOString().slice(0, 10);
