@@ -1,6 +1,5 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import { session } from '../lib/session';
-import { ApiFailure } from './failure';
 import type { components, paths } from './schema';
 
 export type Schemas = components['schemas'];
@@ -38,19 +37,4 @@ export const api = createClient<paths>({
 });
 api.use(authentication);
 
-type Outcome<T> = { data?: T; error?: unknown; response: Response };
-
-/**
- * The body of a successful call, or an ApiFailure with the status, the reason from either SPEC
- * error shape, the request id and Retry-After. Network errors become a failure with status 0.
- */
-export async function unwrap<T>(call: Promise<Outcome<T>>): Promise<T> {
-  let outcome: Outcome<T>;
-  try {
-    outcome = await call;
-  } catch (error) {
-    throw ApiFailure.network(error);
-  }
-  if (outcome.response.ok && outcome.data !== undefined) return outcome.data;
-  throw ApiFailure.fromResponse(outcome.response, outcome.error);
-}
+export { unwrap } from './failure';

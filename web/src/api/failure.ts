@@ -39,8 +39,31 @@ export class ApiFailure extends Error {
     );
   }
 
+  /** The failure a thrown value stands for: itself, or a network failure. */
+  static of(error: unknown): ApiFailure {
+    return error instanceof ApiFailure ? error : ApiFailure.network(error);
+  }
+
   static network(error: unknown): ApiFailure {
     const detail = error instanceof Error ? error.message : String(error);
     return new ApiFailure(0, `the service could not be reached (${detail})`, null, null, null);
   }
+}
+
+/** What an openapi-fetch call resolves to. */
+type Outcome<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * The body of a successful call, or an ApiFailure with the status, the reason from either SPEC
+ * error shape, the request id and Retry-After. Network errors become a failure with status 0.
+ */
+export async function unwrap<T>(call: Promise<Outcome<T>>): Promise<T> {
+  let outcome: Outcome<T>;
+  try {
+    outcome = await call;
+  } catch (error) {
+    throw ApiFailure.network(error);
+  }
+  if (outcome.response.ok && outcome.data !== undefined) return outcome.data;
+  throw ApiFailure.fromResponse(outcome.response, outcome.error);
 }

@@ -1,5 +1,8 @@
 import createClient from 'openapi-fetch';
 import { ApiFailure } from '../api/failure';
+
+export { unwrap } from '../api/failure';
+
 import type { components, paths } from '../api/schema';
 import { currentToken } from './visitor';
 
@@ -30,20 +33,6 @@ export function publicApi(publishableKey: string, anonymousViewer: () => string 
 }
 
 export type PublicApi = ReturnType<typeof publicApi>;
-
-type Outcome<T> = { data?: T; error?: unknown; response: Response };
-
-/** The body of a success, or an ApiFailure that says why (network errors: status 0). */
-export async function ok<T>(call: Promise<Outcome<T>>): Promise<T> {
-  let outcome: Outcome<T>;
-  try {
-    outcome = await call;
-  } catch (error) {
-    throw ApiFailure.network(error);
-  }
-  if (outcome.response.ok && outcome.data !== undefined) return outcome.data;
-  throw ApiFailure.fromResponse(outcome.response, outcome.error);
-}
 
 /** What a visitor is told when a call is refused: the service's reason, or the wait on 429. */
 export function refusalText(error: unknown): string {

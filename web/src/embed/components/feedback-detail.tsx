@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { CATEGORY_LABELS, type PanelEnv, STATUS_LABELS } from '../panel-env';
-import { type Comment, type Feedback, ok, refusalText } from '../public-api';
+import { type Comment, type Feedback, refusalText, unwrap } from '../public-api';
 import { VoteButton } from './vote-button';
 
 /** One item with its comments; vote and comment. Everything the users wrote is text, never HTML. */
@@ -12,7 +12,7 @@ export function FeedbackDetail({ env, id, onBack }: { env: PanelEnv; id: string;
   useEffect(() => {
     let current = true;
     const path = { params: { path: { id } } };
-    Promise.all([ok(env.api.GET('/feedbacks/{id}', path)), ok(env.api.GET('/feedbacks/{id}/comments', path))])
+    Promise.all([unwrap(env.api.GET('/feedbacks/{id}', path)), unwrap(env.api.GET('/feedbacks/{id}/comments', path))])
       .then(([found, thread]) => {
         if (!current) return;
         setItem(found);
@@ -86,7 +86,7 @@ function CommentForm({ env, feedbackId, onPosted }: { env: PanelEnv; feedbackId:
     setBusy(true);
     setProblem(null);
     try {
-      const comment = await ok(
+      const comment = await unwrap(
         env.api.POST('/feedbacks/{id}/comments', {
           params: { path: { id: feedbackId } },
           body: { content: content.trim(), userId: visitor.userId },

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { CATEGORY_LABELS, type PanelEnv, STATUS_LABELS } from '../panel-env';
-import { type Feedback, ok, refusalText } from '../public-api';
+import { type Feedback, refusalText, unwrap } from '../public-api';
 import { VoteButton } from './vote-button';
 
 export type ListSort = 'votes' | 'newest';
@@ -32,7 +32,7 @@ export function FeedbackList({
   useEffect(() => {
     let current = true;
     setProblem(null);
-    ok(env.api.GET('/feedbacks', { params: { query: { sort } } }))
+    unwrap(env.api.GET('/feedbacks', { params: { query: { sort } } }))
       .then((rows) => current && setItems(rows))
       .catch((error) => current && setProblem(refusalText(error)));
     return () => {

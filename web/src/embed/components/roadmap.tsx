@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type PanelEnv, STATUS_LABELS } from '../panel-env';
-import { type Feedback, type FeedbackStatus, ok, refusalText } from '../public-api';
+import { type Feedback, type FeedbackStatus, refusalText, unwrap } from '../public-api';
 
 const COLUMNS: FeedbackStatus[] = ['approved', 'in_progress', 'testflight', 'completed'];
 /** What an empty column says, so it reads as empty rather than as still loading. */
@@ -16,7 +16,7 @@ export function Roadmap({ env, itemHref, onOpen }: { env: PanelEnv; itemHref: (i
   const [items, setItems] = useState<Feedback[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   useEffect(() => {
-    ok(env.api.GET('/feedbacks', { params: { query: { sort: 'votes' } } }))
+    unwrap(env.api.GET('/feedbacks', { params: { query: { sort: 'votes' } } }))
       .then(setItems)
       .catch((error) => setProblem(refusalText(error)));
   }, [env.api]);

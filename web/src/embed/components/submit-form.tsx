@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { CATEGORY_LABELS, type PanelEnv } from '../panel-env';
-import { type Feedback, type FeedbackCategory, ok, refusalText } from '../public-api';
+import { type Feedback, type FeedbackCategory, refusalText, unwrap } from '../public-api';
 
 /**
  * A new item with a category. `website` is the honeypot: hidden from people (and from assistive
@@ -26,7 +26,7 @@ export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (
     setProblem(null);
     try {
       const body = { title: title.trim(), description: description.trim(), category, userId: visitor.userId, website };
-      const item = await ok(env.api.POST('/feedbacks', { body }));
+      const item = await unwrap(env.api.POST('/feedbacks', { body }));
       env.notify('feedback:submit', { feedbackId: item.id, title: item.title, category: item.category });
       onDone(item);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { PanelEnv } from '../panel-env';
-import { type Feedback, ok, refusalText } from '../public-api';
+import { type Feedback, refusalText, unwrap } from '../public-api';
 
 /** Vote or unvote; the visitor's own vote is marked (aria-pressed and the filled style). */
 export function VoteButton({ env, item, onChange }: { env: PanelEnv; item: Feedback; onChange: (next: Feedback) => void }) {
@@ -16,7 +16,9 @@ export function VoteButton({ env, item, onChange }: { env: PanelEnv; item: Feedb
     setProblem(null);
     try {
       const path = { params: { path: { id: item.id } }, body: { userId: visitor.userId } } as const;
-      const result = await ok(item.has_voted ? env.api.DELETE('/feedbacks/{id}/votes', path) : env.api.POST('/feedbacks/{id}/votes', path));
+      const result = await unwrap(
+        item.has_voted ? env.api.DELETE('/feedbacks/{id}/votes', path) : env.api.POST('/feedbacks/{id}/votes', path),
+      );
       onChange({ ...item, vote_count: result.vote_count, has_voted: result.has_voted });
       env.notify('feedback:vote', { feedbackId: item.id, voted: result.has_voted, voteCount: result.vote_count });
     } catch (error) {
