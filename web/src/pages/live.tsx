@@ -1,10 +1,10 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import { EventsTable } from '../components/events-table';
 import { Page } from '../components/layout';
-import { ScrollRegion } from '../components/scroll-region';
 import { Sparkline } from '../components/sparkline';
 import { Empty, FailureNotice } from '../components/states';
-import { formatCount, formatDateTime } from '../lib/format';
+import { formatCount } from '../lib/format';
 import { followLive, type LiveEvent, type LiveState } from '../lib/live-stream';
 
 /** The newest events kept on the page: a stream left open for hours must not grow the page without end. */
@@ -103,30 +103,7 @@ export function LivePage() {
             {state.kind === 'live' ? 'Waiting for events: they appear here as your apps send them.' : 'No events received yet.'}
           </Empty>
         ) : (
-          <ScrollRegion label="Live events">
-            <table class="data-table feed-table" data-testid="live-events">
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Properties</th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.map((event) => (
-                  <tr key={event.id}>
-                    <td>{formatDateTime(event.created_at)}</td>
-                    <td>{event.event_name}</td>
-                    <td class="break">{event.user_id}</td>
-                    <td>
-                      <code class="properties">{event.properties ? JSON.stringify(event.properties) : ''}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollRegion>
+          <EventsTable events={shown} label="Live events" testId="live-events" />
         )}
         {shown.length >= MAX_SHOWN && (
           <p class="muted">The newest {MAX_SHOWN} events are kept here; older ones are in the metrics event feed.</p>

@@ -2,6 +2,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
+import { EventsTable } from '../components/events-table';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
@@ -375,32 +376,7 @@ function EventFeed({
       {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_FEED} />}
       {result.state === 'loading' && !result.data && <Loading what="events" />}
       {result.data && result.data.events.length === 0 && <Empty>{cursor ? 'No older events.' : 'No events in this range yet.'}</Empty>}
-      {result.data && result.data.events.length > 0 && (
-        <ScrollRegion label="Events">
-          <table class="data-table feed-table">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Event</th>
-                <th scope="col">User</th>
-                <th scope="col">Properties</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.data.events.map((event) => (
-                <tr key={event.id}>
-                  <td>{formatDateTime(event.created_at)}</td>
-                  <td>{event.event_name}</td>
-                  <td>{event.user_id}</td>
-                  <td>
-                    <code class="properties">{event.properties ? JSON.stringify(event.properties) : ''}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </ScrollRegion>
-      )}
+      {result.data && result.data.events.length > 0 && <EventsTable events={result.data.events} label="Events" />}
       {result.data && (
         <nav aria-label="Event feed pages" class="link-row">
           {cursor && <a href={pageHref(undefined)}>Newest events</a>}
