@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { formatCount, formatDateTime } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { FailureNotice } from './states';
 
 type Erasure = Schemas['Erasure'];
@@ -34,8 +34,7 @@ export function EraseUser({
 }) {
   const [userId, setUserId] = useState('');
   const [erasure, setErasure] = useState<Erasure | null>(null);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, failure, run } = useAction();
 
   const erase = async (id: string) => {
     const target = id.trim();
@@ -46,17 +45,11 @@ export function EraseUser({
       )
     )
       return;
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       const started = await unwrap(api.DELETE('/projects/{id}/users/{userId}', { params: { path: { id: projectId, userId: target } } }));
       setErasure(started);
       setUserId('');
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   useEffect(() => {

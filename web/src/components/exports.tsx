@@ -63,7 +63,7 @@ export function Exports({ projectId }: { projectId: string }) {
       setRun({ state: 'done', dataset, progress: result.progress, fileName: result.fileName, seconds });
     } catch (error) {
       if (controller.signal.aborted) setRun({ state: 'cancelled' });
-      else setRun({ state: 'failed', failure: error instanceof ApiFailure ? error : ApiFailure.network(error) });
+      else setRun({ state: 'failed', failure: ApiFailure.of(error) });
     } finally {
       abort.current = null;
     }

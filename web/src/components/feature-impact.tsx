@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { formatCount, formatDate, formatDateTime, formatMoney, formatPercent } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { EventNameOptions, useEventNames } from './event-names';
 import { PlanNarrowing } from './plan-narrowing';
@@ -102,8 +102,7 @@ function LinkForm({
 }) {
   const [names, setNames] = useState<string[]>(initial);
   const [draft, setDraft] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   const known = useEventNames(projectId);
   const add = () => {
     const name = draft.trim();
@@ -112,9 +111,7 @@ function LinkForm({
   };
   const save = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       await unwrap(
         api.PUT('/projects/{id}/feedbacks/{feedbackId}/impact', {
           params: { path: { id: projectId, feedbackId } },
@@ -122,11 +119,7 @@ function LinkForm({
         }),
       );
       onSaved();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form onSubmit={save} aria-label="Linked events">

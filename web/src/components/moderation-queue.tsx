@@ -1,6 +1,5 @@
-import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { FailureNotice } from './states';
 
@@ -11,22 +10,15 @@ import { FailureNotice } from './states';
  */
 export function ModerationQueue({ projectId, onApproved }: { projectId: string; onApproved: () => void }) {
   const queue = useResource(() => unwrap(api.GET('/projects/{id}/moderation', { params: { path: { id: projectId } } })), [projectId]);
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   if (!queue.data || queue.data.length === 0) return null;
 
   const approve = async (feedbackId: string) => {
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       await unwrap(api.POST('/projects/{id}/feedbacks/{feedbackId}/approve', { params: { path: { id: projectId, feedbackId } } }));
       queue.reload();
       onApproved();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

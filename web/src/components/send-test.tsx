@@ -28,7 +28,7 @@ export function SendTest({ projectId, integration }: { projectId: string; integr
       );
       setTest({ state: 'sent', delivery });
     } catch (error) {
-      const failure = error instanceof ApiFailure ? error : ApiFailure.network(error);
+      const failure = ApiFailure.of(error);
       setTest({ state: 'failed', reason: failure.reason });
     }
   };

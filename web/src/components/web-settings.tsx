@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { GUIDES } from '../lib/guides';
 import { refreshProjects } from '../lib/projects';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { ScrollRegion } from './scroll-region';
 import { CopyButton, FailureNotice, Loading, OneTimeSecret } from './states';
@@ -34,8 +34,7 @@ export function WebSettings({ projectId }: { projectId: string }) {
   const [project, setProject] = useState<Project | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [origins, setOrigins] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run: runAction } = useAction();
   useEffect(() => {
     if (!loaded.data) return;
     setProject(loaded.data as Project);
@@ -43,16 +42,10 @@ export function WebSettings({ projectId }: { projectId: string }) {
   }, [loaded.data]);
 
   const run = async (change: () => Promise<Project>) => {
-    setBusy(true);
-    setFailure(null);
-    try {
+    await runAction(async () => {
       setProject(await change());
       refreshProjects();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const path = { params: { path: { id: projectId } } };
   // allowed_origins is sent only where the service knows it (the project shows the field).

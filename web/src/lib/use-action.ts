@@ -11,7 +11,7 @@ export function useAction() {
     try {
       await change();
     } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
+      setFailure(ApiFailure.of(error));
     } finally {
       setBusy(false);
     }

@@ -25,7 +25,7 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]): Resourc
       },
       (error: unknown) => {
         if (ticket !== latest.current) return;
-        const failure = error instanceof ApiFailure ? error : ApiFailure.network(error);
+        const failure = ApiFailure.of(error);
         setResult({ state: 'failed', failure });
       },
     );

@@ -1,7 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { FeatureImpact } from '../components/feature-impact';
 import { FeedbackLink } from '../components/feedback-link';
 import { Page } from '../components/layout';
@@ -10,6 +9,7 @@ import { Empty, FailureNotice, Loading } from '../components/states';
 import { ItemStateBadge, StatusBadge } from '../components/status-badge';
 import { type Feedback, loadFeedback, loadFeedbackItem } from '../lib/feedback';
 import { CATEGORY_LABELS, type FeedbackStatus, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES } from '../lib/format';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
 export function FeedbackDetailPage() {
@@ -121,19 +121,13 @@ function About({ projectId, item }: { projectId: string; item: Feedback }) {
 /** Deletes the item for good (DELETE /projects/:id/feedbacks/:feedbackId), after a confirmation. */
 function DeleteItem({ projectId, item }: { projectId: string; item: Feedback }) {
   const { route } = useLocation();
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   const remove = async () => {
     if (!window.confirm(`Delete “${item.title}” for good? Its votes and comments are deleted with it.`)) return;
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       await unwrap(api.DELETE('/projects/{id}/feedbacks/{feedbackId}', { params: { path: { id: projectId, feedbackId: item.id } } }));
       route(`/projects/${projectId}/feedback`);
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-      setBusy(false);
-    }
+    });
   };
   return (
     <section class="card card-danger" aria-labelledby="delete-heading">
@@ -199,26 +193,19 @@ function Voters({ projectId, item }: { projectId: string; item: Feedback }) {
 function StatusForm({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   const [status, setStatus] = useState<FeedbackStatus>(item.status);
   const [reason, setReason] = useState(item.rejection_reason ?? '');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   const [saved, setSaved] = useState(false);
 
   const submit = async (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setFailure(null);
     setSaved(false);
     const body: Schemas['UpdateFeedbackStatusRequest'] =
       status === 'rejected' ? { status, rejectionReason: reason.trim() === '' ? null : reason.trim() } : { status };
-    try {
+    await run(async () => {
       await unwrap(api.PATCH('/projects/{id}/feedbacks/{feedbackId}', { params: { path: { id: projectId, feedbackId: item.id } }, body }));
       setSaved(true);
       onChanged();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -253,8 +240,7 @@ function StatusForm({ projectId, item, onChanged }: { projectId: string; item: F
 
 function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   const [search, setSearch] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   // The API searches the titles; merged items are left out (a merge into one is refused).
   const found = useResource(
     () => (search.trim() ? loadFeedback(projectId, { q: search, sort: 'votes', limit: 9 }) : Promise.resolve([])),
@@ -264,9 +250,7 @@ function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Fe
 
   const merge = async (target: Feedback) => {
     if (!window.confirm(`Merge “${item.title}” into “${target.title}”? Its votes move there.`)) return;
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       await unwrap(
         api.POST('/projects/{id}/feedbacks/{feedbackId}/merge', {
           params: { path: { id: projectId, feedbackId: item.id } },
@@ -274,11 +258,7 @@ function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Fe
         }),
       );
       onChanged();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (
@@ -323,8 +303,7 @@ function MergeForm({ projectId, item, onChanged }: { projectId: string; item: Fe
  */
 function Comments({ projectId, item, onChanged }: { projectId: string; item: Feedback; onChanged: () => void }) {
   const [reply, setReply] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run: runAction } = useAction();
   const path = { id: projectId, feedbackId: item.id };
   const comments = useResource(
     () => unwrap(api.GET('/projects/{id}/feedbacks/{feedbackId}/comments', { params: { path } })),
@@ -332,17 +311,11 @@ function Comments({ projectId, item, onChanged }: { projectId: string; item: Fee
   );
 
   const run = async (change: () => Promise<void>) => {
-    setBusy(true);
-    setFailure(null);
-    try {
+    await runAction(async () => {
       await change();
       onChanged();
       comments.reload();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const send = (event: Event) => {
     event.preventDefault();

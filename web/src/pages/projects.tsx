@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { InstallSnippet } from '../components/install-snippet';
 import { Page } from '../components/layout';
 import { Empty, FailureNotice, Loading, OneTimeSecret } from '../components/states';
 import { formatDate } from '../lib/format';
 import { loadProjects, type Project, refreshProjects } from '../lib/projects';
+import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 
 const PROJECT_LIMITS = 'Free includes 1 project, Pro 2, Team any number.';
@@ -13,25 +13,18 @@ const PROJECT_LIMITS = 'Free includes 1 project, Pro 2, Team any number.';
 export function ProjectsPage() {
   const projects = useResource(() => loadProjects(), []);
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   // Shown after a project is created, until dismissed: how an app sends it feedback and events.
   const [install, setInstall] = useState<{ id: string; name: string; apiKey: string; publishableKey: string } | null>(null);
 
   /** Runs one change, then reloads the list (and the header's names). */
   const act = async (change: () => Promise<void>) => {
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       await change();
       refreshProjects();
       projects.reload();
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const create = (event: Event) => {

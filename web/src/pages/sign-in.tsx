@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, unwrap } from '../api/client';
-import { ApiFailure } from '../api/failure';
 import { FailureNotice } from '../components/states';
 import { session } from '../lib/session';
+import { useAction } from '../lib/use-action';
 
 /** Only paths of this app: `next` comes from the URL, so it must not lead to another site. */
 function safeNext(next: string | undefined): string {
@@ -13,8 +13,7 @@ function safeNext(next: string | undefined): string {
 export function SignInPage() {
   const { query, route } = useLocation();
   const [token, setToken] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failure, setFailure] = useState<ApiFailure | null>(null);
+  const { busy, failure, run } = useAction();
   const ended = session.endReason();
 
   useEffect(() => {
@@ -25,17 +24,12 @@ export function SignInPage() {
     event.preventDefault();
     const candidate = token.trim();
     if (!candidate) return;
-    setBusy(true);
-    setFailure(null);
-    try {
+    await run(async () => {
       // The token is checked before it is kept: the projects it can see prove it works.
       await unwrap(api.GET('/projects', { headers: { Authorization: `Bearer ${candidate}` } }));
       session.signIn(candidate);
       route(safeNext(query.next), true);
-    } catch (error) {
-      setFailure(error instanceof ApiFailure ? error : ApiFailure.network(error));
-      setBusy(false);
-    }
+    });
   };
 
   return (

@@ -83,7 +83,7 @@ export function SqlConsolePage() {
       setHistory(addToHistory(projectId, { sql, ranAt, rows: result.row_count, elapsedMs: result.elapsed_ms, error: null }));
     } catch (error) {
       if (mine !== ticket.current) return;
-      const failure = error instanceof ApiFailure ? error : ApiFailure.network(error);
+      const failure = ApiFailure.of(error);
       setRun({ state: 'failed', failure, sql });
       // A refusal is worth keeping too: it is the query the owner is fixing.
       if (failure.status === 400) setHistory(addToHistory(projectId, { sql, ranAt, rows: null, elapsedMs: null, error: failure.reason }));
