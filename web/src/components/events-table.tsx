@@ -1,17 +1,12 @@
 import { formatDateTime } from '../lib/format';
+import type { LiveEvent } from '../lib/live-stream';
 import { ScrollRegion } from './scroll-region';
 
-/** One stored event as both the live stream and the metrics feed send it. */
-export type EventRow = {
-  id: string;
-  event_name: string;
-  user_id: string;
-  properties?: Record<string, unknown> | null;
-  created_at: string;
-};
-
-/** Events one a row, newest first as given, in a region that scrolls sideways on a narrow screen. */
-export function EventsTable({ events, label, testId }: { events: readonly EventRow[]; label: string; testId?: string }) {
+/**
+ * Events one a row, in the order given, in a region that scrolls sideways on a narrow screen: the
+ * live stream's events, or the metrics feed's, which have the same fields.
+ */
+export function EventsTable({ events, label, testId }: { events: readonly LiveEvent[]; label: string; testId?: string }) {
   return (
     <ScrollRegion label={label}>
       <table class="data-table feed-table" data-testid={testId}>
