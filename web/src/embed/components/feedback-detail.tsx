@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useAction } from '../../lib/use-action';
 import { CATEGORY_LABELS, type PanelEnv, STATUS_LABELS } from '../panel-env';
 import { type Comment, type Feedback, refusalText, unwrap } from '../public-api';
 import { VoteButton } from './vote-button';
@@ -75,17 +76,15 @@ export function FeedbackDetail({ env, id, onBack }: { env: PanelEnv; id: string;
 
 function CommentForm({ env, feedbackId, onPosted }: { env: PanelEnv; feedbackId: string; onPosted: (comment: Comment) => void }) {
   const [content, setContent] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const { busy, failure, run } = useAction();
+  const problem = failure && refusalText(failure);
   const { visitor } = env;
   if (visitor.kind === 'reader') return <p class="muted">Sign in through the app to comment.</p>;
 
   async function submit(event: Event) {
     event.preventDefault();
     if (visitor.kind === 'reader' || !content.trim()) return;
-    setBusy(true);
-    setProblem(null);
-    try {
+    await run(async () => {
       const comment = await unwrap(
         env.api.POST('/feedbacks/{id}/comments', {
           params: { path: { id: feedbackId } },
@@ -95,11 +94,7 @@ function CommentForm({ env, feedbackId, onPosted }: { env: PanelEnv; feedbackId:
       setContent('');
       onPosted(comment);
       env.notify('feedback:comment', { feedbackId, commentId: comment.id });
-    } catch (error) {
-      setProblem(refusalText(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useAction } from '../../lib/use-action';
 import { CATEGORY_LABELS, type PanelEnv } from '../panel-env';
 import { type Feedback, type FeedbackCategory, refusalText, unwrap } from '../public-api';
 
@@ -11,8 +12,8 @@ export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (
   const [description, setDescription] = useState('');
   const [category, setCategory] = useState<FeedbackCategory>('feature_request');
   const [website, setWebsite] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const { busy, failure, run } = useAction();
+  const problem = failure && refusalText(failure);
   const { visitor } = env;
 
   useEffect(() => env.track('submit_feedback', { step: 'opened' }), [env.api]);
@@ -22,18 +23,12 @@ export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (
   async function submit(event: Event) {
     event.preventDefault();
     if (visitor.kind === 'reader') return;
-    setBusy(true);
-    setProblem(null);
-    try {
+    await run(async () => {
       const body = { title: title.trim(), description: description.trim(), category, userId: visitor.userId, website };
       const item = await unwrap(env.api.POST('/feedbacks', { body }));
       env.notify('feedback:submit', { feedbackId: item.id, title: item.title, category: item.category });
       onDone(item);
-    } catch (error) {
-      setProblem(refusalText(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
