@@ -18,9 +18,9 @@ const SCREENSHOTS =
     : (process.env.SCREENSHOTS_DIR ?? null);
 const DAY_MS = 86_400_000;
 const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
-/** Noon (UTC) two days ago, plus `seconds`. */
-const at = (seconds: number) => {
-  const day = new Date(Date.now() - 2 * DAY_MS);
+/** Noon (UTC) `daysAgo` days ago (two by default), plus `seconds`. */
+const at = (seconds: number, daysAgo = 2) => {
+  const day = new Date(Date.now() - daysAgo * DAY_MS);
   day.setUTCHours(12, 0, 0, 0);
   return new Date(day.getTime() + seconds * 1000).toISOString();
 };
@@ -42,6 +42,11 @@ const JOURNEYS: Record<string, string[]> = {
   u4: ['home', 'search', 'product'],
   u5: ['product', 'checkout'],
   u6: ['home'],
+};
+
+const LONG_JOURNEYS: Record<string, string[]> = {
+  l1: ['opened_the_onboarding_checklist', 'connected_a_payment_provider_account', 'invited_the_first_team_member_by_email'],
+  l2: ['opened_the_onboarding_checklist', 'skipped_the_payment_provider_step'],
 };
 
 /** The moves from `home`, depth 4, as the edges table lists them (most users first, then by step and names). */
@@ -121,6 +126,10 @@ beforeAll(async () => {
   const events = Object.entries(JOURNEYS).flatMap(([userId, names]) =>
     names.map((eventName, i) => ({ eventName, userId, timestamp: at(i * 10) })),
   );
+  // Five days ago, on their own: names as long as real apps use, for the drawing's label room.
+  for (const [userId, names] of Object.entries(LONG_JOURNEYS)) {
+    events.push(...names.map((eventName, i) => ({ eventName, userId, timestamp: at(i * 10, 5) })));
+  }
   const response = await server.request('POST', '/api/v1/events/batch', { apiKey: team.apiKey, body: { events } });
   expect(response.status, JSON.stringify(response.body)).toBe(200);
   await server.eventsVisible();
@@ -175,6 +184,7 @@ describe('paths', () => {
       await page.locator('[data-node="2:product"] rect').hover();
       await expect.poll(() => page.getByTestId('paths-tooltip').textContent()).toContain('product at step 23 users');
       await hoverBand(page, '3:product>checkout');
+      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `paths-hover-${size}.png`) });
       await expect
         .poll(() => page.getByTestId('paths-tooltip').textContent())
         .toBe("product → checkoutStep 2 to 3: 2 users66.7% of product's users at step 2");
@@ -335,10 +345,60 @@ describe('paths', () => {
     expect(await other.page.getByLabel('End event').inputValue()).toBe('checkout');
   });
 
-  it('says when there is nothing to draw, when the request is refused, and the plan gate below Pro', async () => {
+  it('gives every label room: long event names stay inside their column and the drawing, at both screen sizes', async () => {
+    for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+      const { page } = await signedIn(
+        `/projects/${team.projectId}/paths?start=opened_the_onboarding_checklist&depth=3&from=${isoDay(5)}&to=${isoDay(5)}`,
+        viewport,
+      );
+      await expect.poll(() => page.getByTestId('paths-sankey').getAttribute('data-drawn')).toBe('4:3');
+      // Each label ends before the next column's bars begin, and inside the drawing.
+      const overlaps = await page.evaluate(`(() => {
+        const svg = document.querySelector('[data-testid="paths-sankey"] svg');
+        const width = Number(svg.getAttribute('width'));
+        const nodes = [...svg.querySelectorAll('[data-node]')].map((g) => ({
+          step: Number(g.getAttribute('data-node').split(':')[0]),
+          x: Number(g.querySelector('rect').getAttribute('x')),
+          right: g.querySelector('text').getBBox().x + g.querySelector('text').getBBox().width,
+        }));
+        return nodes.flatMap((node) => {
+          const next = nodes.filter((other) => other.step === node.step + 1).map((other) => other.x);
+          const limit = next.length > 0 ? Math.min(...next) : width;
+          return node.right <= limit ? [] : [node.step + ': ' + node.right + ' > ' + limit];
+        });
+      })()`);
+      expect(overlaps, size).toEqual([]);
+      expect(await drawnNodes(page)).toEqual({
+        '1:opened_the_onboarding_checklist': ['opened_the_onboarding_checklist', '2'],
+        '2:connected_a_payment_provider_account': ['connected_a_payment_provider_account', '1'],
+        '2:skipped_the_payment_provider_step': ['skipped_the_payment_provider_step', '1'],
+        '3:invited_the_first_team_member_by_email': ['invited_the_first_team_member_by_email', '1'],
+      });
+      await assertQuality(page, `paths with long names (${size})`);
+      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `paths-long-names-${size}.png`), fullPage: true });
+    }
+  });
+
+  it('says when it is loading, when there is nothing to draw, when the request is refused, and the plan gate below Pro', async () => {
     const base = `/projects/${team.projectId}/paths`;
     const { page } = await signedIn(`${base}?start=home&from=${isoDay(20)}&to=${isoDay(10)}`, VIEWPORTS.phone);
     await page.getByText('No user did home in this range.').waitFor();
+    // While the answer is on its way: the loading state, and the button waits.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/insights/paths', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByLabel('Steps', { exact: true }).selectOption('3');
+    await page.getByRole('button', { name: 'Show paths' }).click();
+    await page.getByRole('status').filter({ hasText: 'Loading the paths' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Show paths' }).isDisabled()).toBe(true);
+    release();
+    await page.getByText('No user did home in this range.').waitFor();
+    await page.unroute('**/insights/paths');
     expect(await page.getByTestId('paths-edges').count()).toBe(0);
     await assertQuality(page, 'paths empty (phone)');
 

@@ -15,6 +15,11 @@ const PALETTE = ['#3b5bdb', '#0b7285', '#c2255c', '#2b8a3e', '#d9480f', '#5f3dc4
 const COLUMN_MIN = 170;
 const ROW = 54;
 const MARGIN = { top: 12, right: 8, bottom: 12, left: 8 };
+const NODE_WIDTH = 14;
+const LABEL_GAP = 6;
+const LABEL_FONT = '600 13px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+/** The tooltip's widest (.paths-tooltip: 18rem at 15px). */
+const TOOLTIP_WIDTH = 270;
 
 type Hover = { x: number; y: number; lines: string[] };
 
@@ -49,7 +54,12 @@ export function PathsSankey({
 
   const steps = Math.max(2, ...nodes.map((n) => n.step));
   const perColumn = Math.max(1, ...Array.from({ length: steps }, (_, i) => nodes.filter((n) => n.step === i + 1).length));
-  const width = Math.max(available, steps * COLUMN_MIN);
+  // Every label sits right of its bar: a column is as wide as its longest label, and the last
+  // column's labels get a margin of their own, so no label runs into the next column or off the edge.
+  const labels = useMemo(() => nodes.map((node) => ({ step: node.step, width: labelWidth(node) })), [nodes]);
+  const column = Math.max(COLUMN_MIN, ...labels.map((label) => NODE_WIDTH + label.width + LABEL_GAP * 2));
+  const right = Math.max(MARGIN.right, ...labels.filter((label) => label.step === steps).map((label) => label.width + LABEL_GAP * 2));
+  const width = Math.max(available, (steps - 1) * column + right + MARGIN.left + NODE_WIDTH);
   const height = Math.min(1200, Math.max(240, perColumn * ROW)) + MARGIN.top + MARGIN.bottom;
   const colours = useMemo(() => colourByName(nodes), [nodes]);
 
@@ -58,18 +68,18 @@ export function PathsSankey({
     const layout = sankey<NodeExtra, LinkExtra>()
       .nodeId((node) => node.id)
       .nodeAlign((node) => node.step - 1)
-      .nodeWidth(14)
+      .nodeWidth(NODE_WIDTH)
       .nodePadding(18)
       .extent([
         [MARGIN.left, MARGIN.top],
-        [width - MARGIN.right, height - MARGIN.bottom],
+        [width - right, height - MARGIN.bottom],
       ]);
     return layout({
       // The start event's node holds the users who stopped there too: d3 draws it that tall.
       nodes: nodes.map((node) => ({ ...node, fixedValue: node.users })),
       links: edges.map((edge) => ({ source: `${edge.step - 1}:${edge.from}`, target: `${edge.step}:${edge.to}`, value: edge.users, edge })),
     });
-  }, [nodes, edges, width, height, available]);
+  }, [nodes, edges, width, height, right, available]);
 
   const link = sankeyLinkHorizontal<NodeExtra, LinkExtra>();
   const show = (event: MouseEvent | FocusEvent, lines: string[]) => {
@@ -80,12 +90,15 @@ export function PathsSankey({
       event instanceof MouseEvent
         ? { x: event.clientX, y: event.clientY }
         : { x: target.getBoundingClientRect().right, y: target.getBoundingClientRect().top };
-    setHover({ x: point.x - box.left + frame.current.scrollLeft + 12, y: point.y - box.top + 12, lines });
+    const x = point.x - box.left + frame.current.scrollLeft;
+    // Near the right edge the tooltip opens to the left of the pointer, inside the drawing.
+    const flip = point.x - box.left > box.width - TOOLTIP_WIDTH - 24;
+    setHover({ x: flip ? Math.max(0, x - TOOLTIP_WIDTH - 12) : x + 12, y: point.y - box.top + 12, lines });
   };
 
   return (
     <section
-      class="paths-sankey"
+      class={`paths-sankey${selected !== null ? ' has-selection' : ''}`}
       ref={frame}
       aria-label="Paths drawing"
       // biome-ignore lint/a11y/noNoninteractiveTabindex: on a narrow screen the drawing scrolls sideways, and a keyboard must scroll it too (axe scrollable-region-focusable).
@@ -111,7 +124,7 @@ export function PathsSankey({
                 <path
                   key={`${l.edge.step}:${l.edge.from}>${l.edge.to}`}
                   d={link(l) ?? undefined}
-                  class="paths-link"
+                  class={`paths-link${selected !== null && (source.id === selected || (l.target as LaidNode).id === selected) ? ' is-related' : ''}`}
                   stroke={colours.get(source.name)}
                   stroke-width={Math.max(1, l.width ?? 1)}
                   data-move={`${l.edge.step}:${l.edge.from}>${l.edge.to}`}
@@ -127,7 +140,6 @@ export function PathsSankey({
               const x1 = node.x1 ?? 0;
               const y0 = node.y0 ?? 0;
               const y1 = node.y1 ?? 0;
-              const last = node.step === steps;
               // Starts with the label's visible text ("checkout 2"), as axe's label-content-name-mismatch asks.
               const label = `${node.name} ${users(node.users)}, step ${node.step}`;
               const activate = () => onSelect(node);
@@ -154,7 +166,7 @@ export function PathsSankey({
                   onBlur={() => setHover(null)}
                 >
                   <rect x={x0} y={y0} width={x1 - x0} height={Math.max(2, y1 - y0)} fill={colours.get(node.name)} rx={2} />
-                  <text x={last ? x0 - 6 : x1 + 6} y={(y0 + y1) / 2} dy="0.35em" text-anchor={last ? 'end' : 'start'} class="paths-label">
+                  <text x={x1 + LABEL_GAP} y={(y0 + y1) / 2} dy="0.35em" class="paths-label">
                     <tspan class="paths-label-name">{node.name}</tspan> <tspan class="paths-label-count">{formatCount(node.users)}</tspan>
                   </text>
                 </g>
@@ -187,6 +199,17 @@ function nodeLines(node: PathNode): string[] {
   if (node.step > 1) lines.push(`${formatCount(node.usersIn)} came from the step before`);
   lines.push(`${formatCount(node.usersOut)} went on`, 'Select it for where they came from and went');
   return lines;
+}
+
+let measuring: CanvasRenderingContext2D | null | undefined;
+
+/** A label's drawn width ("checkout 2"), measured with the label's font; an estimate where canvas is missing. */
+function labelWidth(node: PathNode): number {
+  const text = `${node.name} ${formatCount(node.users)}`;
+  if (measuring === undefined) measuring = document.createElement('canvas').getContext('2d');
+  if (!measuring) return text.length * 8;
+  measuring.font = LABEL_FONT;
+  return Math.ceil(measuring.measureText(text).width);
 }
 
 /** One colour per event name, in the order names first appear (stable for one answer). */
