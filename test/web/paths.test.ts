@@ -11,11 +11,15 @@ vi.setConfig(BROWSER_TEST_TIMEOUTS);
  * paths computed from events tracked through the API, whose paths are known; a node's flows; the
  * keyboard; the empty, error and plan-gate states; and a shared URL reproducing the view.
  */
-/** SCREENSHOTS_DIR=… writes the page's screenshots there (to look at them); UPDATE_SCREENSHOTS=1 into docs/screenshots. */
+/**
+ * UPDATE_SCREENSHOTS=1 writes the screenshots the docs show into docs/screenshots;
+ * SCREENSHOTS_DIR=… writes them, and a few more to look at (hover, long names), there instead.
+ */
 const SCREENSHOTS =
   process.env.UPDATE_SCREENSHOTS === '1'
     ? path.resolve(import.meta.dirname, '../../docs/screenshots')
     : (process.env.SCREENSHOTS_DIR ?? null);
+const MORE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? null : (process.env.SCREENSHOTS_DIR ?? null);
 const DAY_MS = 86_400_000;
 const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
 /** Noon (UTC) `daysAgo` days ago (two by default), plus `seconds`. */
@@ -184,7 +188,7 @@ describe('paths', () => {
       await page.locator('[data-node="2:product"] rect').hover();
       await expect.poll(() => page.getByTestId('paths-tooltip').textContent()).toContain('product at step 23 users');
       await hoverBand(page, '3:product>checkout');
-      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `paths-hover-${size}.png`) });
+      if (MORE_SCREENSHOTS) await page.screenshot({ path: path.join(MORE_SCREENSHOTS, `paths-hover-${size}.png`) });
       await expect
         .poll(() => page.getByTestId('paths-tooltip').textContent())
         .toBe("product → checkoutStep 2 to 3: 2 users66.7% of product's users at step 2");
@@ -375,7 +379,7 @@ describe('paths', () => {
         '3:invited_the_first_team_member_by_email': ['invited_the_first_team_member_by_email', '1'],
       });
       await assertQuality(page, `paths with long names (${size})`);
-      if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `paths-long-names-${size}.png`), fullPage: true });
+      if (MORE_SCREENSHOTS) await page.screenshot({ path: path.join(MORE_SCREENSHOTS, `paths-long-names-${size}.png`), fullPage: true });
     }
   });
 
