@@ -168,6 +168,53 @@ describe('funnels', () => {
     await gate.waitFor();
     expect(await gate.textContent()).toContain('custom event "purchased" requires the Pro or Team plan');
   });
+  it('keeps the funnel in the URL: a shared link computes the same funnel, and back and reload follow the query', async () => {
+    const base = `/projects/${team.projectId}/funnels`;
+    // Step 2 only counts viewed_pricing with plan "free" (u3), who never purchased.
+    const query = new URLSearchParams([
+      ['step', 'signed_up'],
+      ['step', 'viewed_pricing'],
+      ['step', 'purchased'],
+      ['where', '2:["plan","free"]'],
+      ['window', '1h'],
+      ['from', isoDay(6)],
+      ['to', isoDay(0)],
+    ]);
+    const { page } = await signedIn(`${base}?${query}`);
+    const users = page.getByTestId('funnel-steps').locator('tbody tr td:nth-child(2)');
+    await expect.poll(() => users.allTextContents()).toEqual(['4', '1', '0']);
+    const bodies: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/insights/funnel')) bodies.push(request.postDataJSON());
+    });
+    // The form shows what the URL says.
+    expect(await page.getByLabel('Step 3 event').inputValue()).toBe('purchased');
+    expect(await page.getByLabel('Step 2 condition 1 property').inputValue()).toBe('plan');
+    expect(await page.getByLabel('Step 2 condition 1 value').inputValue()).toBe('free');
+    expect(await page.getByLabel('Conversion window', { exact: true }).inputValue()).toBe('1');
+    expect(await page.getByLabel('Conversion window unit').inputValue()).toBe('hours');
+
+    // A change made in the form is a new URL; back returns to the shared one, fields included.
+    await page.getByRole('button', { name: 'Remove condition 1 of step 2' }).click();
+    await page.getByRole('button', { name: 'Compute funnel' }).click();
+    await expect.poll(() => users.allTextContents()).toEqual(['4', '3', '2']);
+    expect(new URL(page.url()).searchParams.getAll('where')).toEqual([]);
+    await page.goBack();
+    await expect.poll(() => users.allTextContents()).toEqual(['4', '1', '0']);
+    expect(await page.getByLabel('Step 2 condition 1 value').inputValue()).toBe('free');
+    expect(new URL(page.url()).search).toBe(`?${query}`);
+    await page.reload();
+    await expect.poll(() => users.allTextContents()).toEqual(['4', '1', '0']);
+
+    // The changed funnel, then the shared one again after back and after the reload: the same question.
+    const shared = {
+      steps: [{ eventName: 'signed_up' }, { eventName: 'viewed_pricing', where: { plan: 'free' } }, { eventName: 'purchased' }],
+      dateFrom: isoDay(6),
+      dateTo: isoDay(0),
+      conversionWindowSeconds: 3600,
+    };
+    expect(bodies).toEqual([{ ...shared, steps: [shared.steps[0], { eventName: 'viewed_pricing' }, shared.steps[2]] }, shared, shared]);
+  });
 });
 
 describe('retention', () => {
@@ -204,6 +251,45 @@ describe('retention', () => {
       await assertQuality(page, `retention (${size})`);
       if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `retention-${size}.png`), fullPage: true });
     }
+  });
+  it('keeps the cohorts in the URL: the submitted form is a link that shows the same matrix after a reload or in another tab', async () => {
+    const { page } = await signedIn(`/projects/${team.projectId}/retention`);
+    await page.getByLabel('Cohort event').fill('opened_app');
+    await page.getByLabel('Return event').fill('opened_app');
+    await page.getByLabel('By', { exact: true }).selectOption('day');
+    await page.getByLabel('Periods', { exact: true }).fill('3');
+    await page.getByLabel('From', { exact: true }).fill(isoDay(3));
+    await page.getByLabel('To', { exact: true }).fill(isoDay(0));
+    await page.getByRole('button', { name: 'Show cohorts' }).click();
+    const sizes = (p: Page) => p.getByTestId('retention-matrix').locator('tbody tr td:nth-child(2)').allTextContents();
+    await expect.poll(() => sizes(page)).toEqual(['3', '1', '0', '0']);
+    const shared = new URL(page.url());
+    expect(Object.fromEntries(shared.searchParams)).toEqual({
+      cohort: 'opened_app',
+      return: 'opened_app',
+      interval: 'day',
+      periods: '3',
+      from: isoDay(3),
+      to: isoDay(0),
+    });
+    await page.reload();
+    await expect.poll(() => sizes(page)).toEqual(['3', '1', '0', '0']);
+    expect(await page.getByLabel('Cohort event').inputValue()).toBe('opened_app');
+    expect(await page.getByLabel('Periods', { exact: true }).inputValue()).toBe('3');
+
+    const other = await signedIn(`${shared.pathname}${shared.search}`, VIEWPORTS.phone);
+    await expect.poll(() => sizes(other.page)).toEqual(['3', '1', '0', '0']);
+    expect(await other.page.getByTestId('retention-matrix').getByRole('columnheader').allTextContents()).toEqual([
+      'Cohort',
+      'Users',
+      'Day 0',
+      'Day 1',
+      'Day 2',
+      'Day 3',
+    ]);
+    // Without a query the page is the empty form again, nothing computed.
+    await other.page.goto(`${server.url}${shared.pathname}`);
+    await other.page.getByText('Choose the events and the interval').waitFor();
   });
 });
 

@@ -15,6 +15,8 @@ import { SignInPage } from './pages/sign-in';
 
 /** The SQL console brings its editor (CodeMirror): loaded when the page is opened, not with the first page. */
 const SqlConsolePage = lazy(() => import('./pages/sql-console').then((page) => page.SqlConsolePage));
+/** The paths page brings its Sankey layout (d3-sankey): loaded when the page is opened, like the SQL console. */
+const PathsPage = lazy(() => import('./pages/paths').then((page) => page.PathsPage));
 
 /** Every page has its own URL, so a link to it can be shared (it asks the receiver to sign in first). */
 export function App() {
@@ -31,6 +33,7 @@ export function App() {
           <Route path="/projects/:id/metrics" component={MetricsPage} />
           <Route path="/projects/:id/funnels" component={FunnelsPage} />
           <Route path="/projects/:id/retention" component={RetentionPage} />
+          <Route path="/projects/:id/paths" component={PathsPage} />
           <Route path="/projects/:id/live" component={LivePage} />
           <Route path="/projects/:id/sql" component={SqlConsolePage} />
           <Route path="/projects/:id/settings" component={SettingsPage} />

@@ -11,6 +11,7 @@ const PROJECT_PAGES = [
   { slug: 'metrics', label: 'Metrics' },
   { slug: 'funnels', label: 'Funnels' },
   { slug: 'retention', label: 'Retention' },
+  { slug: 'paths', label: 'Paths' },
   { slug: 'live', label: 'Live' },
   { slug: 'sql', label: 'SQL console' },
   { slug: 'settings', label: 'Settings' },

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
@@ -8,6 +8,7 @@ import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { formatCount, formatDuration, formatPercent, isoDay } from '../lib/format';
+import { dayParam, textParam, toParams, useQueryState } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
 type FunnelRequest = Schemas['FunnelRequest'];
@@ -24,11 +25,80 @@ type Unit = keyof typeof UNITS;
 const PRO_CUSTOM =
   'Funnels over custom events are part of the Pro and Team plans; below Pro a step can name feedback_list, feedback_detail or submit_feedback.';
 
+type FunnelDraft = { steps: StepDraft[]; from: string; to: string; windowValue: string; unit: Unit; breakdown: string };
+
+const WINDOW_UNIT_LETTERS = { m: 'minutes', h: 'hours', d: 'days' } as const;
+
+/**
+ * The inputs live in the query string, so a funnel can be shared and reloaded:
+ * `?step=signed_up&step=purchased&where=2:["plan","pro"]&window=7d&from=&to=&breakdown=`. `step`
+ * repeats in order; `where` is a step's number and a JSON [property, value] pair (the value keeps
+ * its JSON type); `window` is a number and m, h or d. Fewer than two steps is the empty form.
+ */
+function readQuery(params: URLSearchParams): { draft: FunnelDraft; request: FunnelRequest | null } {
+  const names = params.getAll('step').slice(0, MAX_STEPS);
+  const steps: StepDraft[] = names.map((eventName) => ({ eventName, where: [] }));
+  for (const entry of params.getAll('where')) {
+    const parsed = parseWhere(entry);
+    if (parsed) steps[parsed.step - 1]?.where.push(parsed.condition);
+  }
+  while (steps.length < MIN_STEPS) steps.push({ eventName: '', where: [] });
+  const window = /^(\d+(?:\.\d+)?)([mhd])$/.exec(params.get('window') ?? '');
+  const draft: FunnelDraft = {
+    steps,
+    from: dayParam(params, 'from', isoDay(29)),
+    to: dayParam(params, 'to', isoDay(0)),
+    windowValue: window?.[1] ?? '7',
+    unit: window ? WINDOW_UNIT_LETTERS[window[2] as keyof typeof WINDOW_UNIT_LETTERS] : 'days',
+    breakdown: textParam(params, 'breakdown') ?? '',
+  };
+  return { draft, request: names.length >= MIN_STEPS ? toRequest(draft) : null };
+}
+
+function parseWhere(entry: string): { step: number; condition: Condition } | null {
+  const colon = entry.indexOf(':');
+  const step = Number(entry.slice(0, colon));
+  try {
+    const pair: unknown = JSON.parse(entry.slice(colon + 1));
+    if (!Number.isInteger(step) || !Array.isArray(pair) || typeof pair[0] !== 'string') return null;
+    const value: unknown = pair[1];
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return null;
+    return { step, condition: { key: pair[0], type: typeof value as ValueType, value: String(value) } };
+  } catch {
+    return null;
+  }
+}
+
+function toRequest(draft: FunnelDraft): FunnelRequest {
+  return {
+    steps: draft.steps.map((step) => ({
+      eventName: step.eventName.trim(),
+      ...(step.where.length > 0 ? { where: Object.fromEntries(step.where.map((c) => [c.key.trim(), typed(c)])) } : {}),
+    })),
+    dateFrom: draft.from,
+    dateTo: draft.to,
+    conversionWindowSeconds: Math.round(Number(draft.windowValue) * UNITS[draft.unit]),
+    ...(draft.breakdown.trim() ? { breakdown: draft.breakdown.trim() } : {}),
+  };
+}
+
+function toQuery(draft: FunnelDraft): URLSearchParams {
+  return toParams({
+    step: draft.steps.map((step) => step.eventName.trim()),
+    where: draft.steps.flatMap((step, i) => step.where.map((c) => `${i + 1}:${JSON.stringify([c.key.trim(), typed(c)])}`)),
+    window: `${Number(draft.windowValue)}${draft.unit.charAt(0)}`,
+    from: draft.from,
+    to: draft.to,
+    breakdown: draft.breakdown.trim(),
+  });
+}
+
 /** Users who did the steps in order within the conversion window (POST /insights/funnel, docs/insights.md). */
 export function FunnelsPage() {
-  const { params } = useRoute();
-  const projectId = params.id ?? '';
-  const [request, setRequest] = useState<FunnelRequest | null>(null);
+  const { params: routeParams } = useRoute();
+  const projectId = routeParams.id ?? '';
+  const { params, search, setParams } = useQueryState();
+  const { draft, request } = readQuery(params);
   const result = useResource(
     () =>
       request === null
@@ -38,43 +108,49 @@ export function FunnelsPage() {
   );
   return (
     <Page title="Funnels" projectId={projectId}>
-      <FunnelForm projectId={projectId} busy={result.state === 'loading' && request !== null} onSubmit={setRequest} />
+      <FunnelForm
+        projectId={projectId}
+        initial={draft}
+        search={search}
+        busy={result.state === 'loading' && request !== null}
+        onSubmit={(next) => setParams(toQuery(next))}
+      />
       <section class="card" aria-labelledby="funnel-result-heading" aria-busy={result.state === 'loading'}>
         <h2 id="funnel-result-heading">Conversion</h2>
         {request === null && <Empty>Choose two to ten steps and compute the funnel.</Empty>}
         {request !== null && result.state === 'loading' && <Loading what="the funnel" />}
         {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
-        {result.state === 'ready' && result.data && <FunnelAnswer answer={result.data} />}
+        {request !== null && result.state === 'ready' && result.data && <FunnelAnswer answer={result.data} />}
       </section>
     </Page>
   );
 }
 
-function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: boolean; onSubmit: (request: FunnelRequest) => void }) {
-  const [steps, setSteps] = useState<StepDraft[]>([
-    { eventName: '', where: [] },
-    { eventName: '', where: [] },
-  ]);
-  const [from, setFrom] = useState(isoDay(29));
-  const [to, setTo] = useState(isoDay(0));
-  const [windowValue, setWindowValue] = useState('7');
-  const [unit, setUnit] = useState<Unit>('days');
-  const [breakdown, setBreakdown] = useState('');
+function FunnelForm({
+  projectId,
+  initial,
+  search,
+  busy,
+  onSubmit,
+}: {
+  projectId: string;
+  initial: FunnelDraft;
+  search: string;
+  busy: boolean;
+  onSubmit: (draft: FunnelDraft) => void;
+}) {
+  const [draft, setDraft] = useState(initial);
+  // Back, forward or a pasted link change the query: the fields follow it.
+  useEffect(() => setDraft(initial), [search]);
+  const set = (change: Partial<FunnelDraft>) => setDraft((current) => ({ ...current, ...change }));
+  const { steps, from, to, windowValue, unit, breakdown } = draft;
+  const setSteps = (next: StepDraft[]) => set({ steps: next });
   const names = useEventNames(projectId);
 
   const change = (index: number, next: StepDraft) => setSteps(steps.map((step, i) => (i === index ? next : step)));
   const submit = (event: Event) => {
     event.preventDefault();
-    onSubmit({
-      steps: steps.map((step) => ({
-        eventName: step.eventName.trim(),
-        ...(step.where.length > 0 ? { where: Object.fromEntries(step.where.map((c) => [c.key.trim(), typed(c)])) } : {}),
-      })),
-      dateFrom: from,
-      dateTo: to,
-      conversionWindowSeconds: Math.round(Number(windowValue) * UNITS[unit]),
-      ...(breakdown.trim() ? { breakdown: breakdown.trim() } : {}),
-    });
+    onSubmit(draft);
   };
 
   return (
@@ -104,11 +180,11 @@ function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: bo
       <div class="filters funnel-options">
         <div class="field">
           <label for="funnel-from">From</label>
-          <DateInput id="funnel-from" required value={from} onChange={setFrom} />
+          <DateInput id="funnel-from" required value={from} onChange={(value) => set({ from: value })} />
         </div>
         <div class="field">
           <label for="funnel-to">To</label>
-          <DateInput id="funnel-to" required value={to} onChange={setTo} />
+          <DateInput id="funnel-to" required value={to} onChange={(value) => set({ to: value })} />
         </div>
         <div class="field">
           <label for="funnel-window">Conversion window</label>
@@ -121,9 +197,9 @@ function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: bo
               required
               class="input-short"
               value={windowValue}
-              onInput={(e) => setWindowValue(e.currentTarget.value)}
+              onInput={(e) => set({ windowValue: e.currentTarget.value })}
             />
-            <select aria-label="Conversion window unit" value={unit} onChange={(e) => setUnit(e.currentTarget.value as Unit)}>
+            <select aria-label="Conversion window unit" value={unit} onChange={(e) => set({ unit: e.currentTarget.value as Unit })}>
               <option value="minutes">minutes</option>
               <option value="hours">hours</option>
               <option value="days">days</option>
@@ -137,7 +213,7 @@ function FunnelForm({ projectId, busy, onSubmit }: { projectId: string; busy: bo
             value={breakdown}
             maxLength={100}
             placeholder="plan"
-            onInput={(e) => setBreakdown(e.currentTarget.value)}
+            onInput={(e) => set({ breakdown: e.currentTarget.value })}
           />
         </div>
         <button type="submit" class="primary" disabled={busy}>

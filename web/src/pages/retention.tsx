@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
@@ -8,6 +8,7 @@ import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { formatCount, formatDate, formatPercent, isoDay } from '../lib/format';
+import { dayParam, intParam, textParam, toParams, useQueryState } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
 type RetentionRequest = Schemas['RetentionRequest'];
@@ -34,11 +35,53 @@ const SHADES = [
 const DARKEST = SHADES[SHADES.length - 1] as (typeof SHADES)[number];
 const shadeOf = (share: number) => SHADES.find((shade) => share <= shade.upTo) ?? DARKEST;
 
+/** The form's fields as typed (the periods stay text until submitted). */
+type RetentionDraft = { cohortEvent: string; returnEvent: string; interval: Interval; periods: string; from: string; to: string };
+
+/**
+ * The inputs live in the query string (`?cohort=&return=&interval=day|week&periods=&from=&to=`), so
+ * a view can be shared and reloaded; a query without `from` is the empty form, nothing computed.
+ */
+function readQuery(params: URLSearchParams): { draft: RetentionDraft; request: RetentionRequest | null } {
+  const draft: RetentionDraft = {
+    cohortEvent: textParam(params, 'cohort') ?? '',
+    returnEvent: textParam(params, 'return') ?? '',
+    interval: params.get('interval') === 'day' ? 'day' : 'week',
+    periods: String(intParam(params, 'periods', 1, 52, 8)),
+    from: dayParam(params, 'from', isoDay(29)),
+    to: dayParam(params, 'to', isoDay(0)),
+  };
+  return { draft, request: params.has('from') ? toRequest(draft) : null };
+}
+
+function toRequest(draft: RetentionDraft): RetentionRequest {
+  return {
+    ...(draft.cohortEvent.trim() ? { cohortEvent: draft.cohortEvent.trim() } : {}),
+    ...(draft.returnEvent.trim() ? { returnEvent: draft.returnEvent.trim() } : {}),
+    interval: draft.interval,
+    periods: Number(draft.periods),
+    dateFrom: draft.from,
+    dateTo: draft.to,
+  };
+}
+
+function toQuery(request: RetentionRequest): URLSearchParams {
+  return toParams({
+    cohort: request.cohortEvent,
+    return: request.returnEvent,
+    interval: request.interval,
+    periods: request.periods,
+    from: request.dateFrom,
+    to: request.dateTo,
+  });
+}
+
 /** Cohorts by first occurrence and how many came back in each later day or week (POST /insights/retention). */
 export function RetentionPage() {
-  const { params } = useRoute();
-  const projectId = params.id ?? '';
-  const [request, setRequest] = useState<RetentionRequest | null>(null);
+  const { params: routeParams } = useRoute();
+  const projectId = routeParams.id ?? '';
+  const { params, search, setParams } = useQueryState();
+  const { draft, request } = readQuery(params);
   const result = useResource(
     () =>
       request === null
@@ -48,36 +91,46 @@ export function RetentionPage() {
   );
   return (
     <Page title="Retention" projectId={projectId}>
-      <RetentionForm projectId={projectId} busy={result.state === 'loading' && request !== null} onSubmit={setRequest} />
+      <RetentionForm
+        projectId={projectId}
+        initial={draft}
+        search={search}
+        busy={result.state === 'loading' && request !== null}
+        onSubmit={(next) => setParams(toQuery(next))}
+      />
       <section class="card" aria-labelledby="retention-result-heading" aria-busy={result.state === 'loading'}>
         <h2 id="retention-result-heading">Cohorts</h2>
         {request === null && <Empty>Choose the events and the interval, then show the cohorts.</Empty>}
         {request !== null && result.state === 'loading' && <Loading what="the cohorts" />}
         {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
-        {result.state === 'ready' && result.data && <Cohorts answer={result.data} />}
+        {request !== null && result.state === 'ready' && result.data && <Cohorts answer={result.data} />}
       </section>
     </Page>
   );
 }
 
-function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy: boolean; onSubmit: (request: RetentionRequest) => void }) {
-  const [cohortEvent, setCohortEvent] = useState('');
-  const [returnEvent, setReturnEvent] = useState('');
-  const [interval, setBucket] = useState<Interval>('week');
-  const [periods, setPeriods] = useState('8');
-  const [from, setFrom] = useState(isoDay(29));
-  const [to, setTo] = useState(isoDay(0));
+function RetentionForm({
+  projectId,
+  initial,
+  search,
+  busy,
+  onSubmit,
+}: {
+  projectId: string;
+  initial: RetentionDraft;
+  search: string;
+  busy: boolean;
+  onSubmit: (request: RetentionRequest) => void;
+}) {
+  const [draft, setDraft] = useState(initial);
+  // Back, forward or a pasted link change the query: the fields follow it.
+  useEffect(() => setDraft(initial), [search]);
+  const set = (change: Partial<RetentionDraft>) => setDraft((current) => ({ ...current, ...change }));
+  const { cohortEvent, returnEvent, interval, periods, from, to } = draft;
   const names = useEventNames(projectId);
   const submit = (event: Event) => {
     event.preventDefault();
-    onSubmit({
-      ...(cohortEvent.trim() ? { cohortEvent: cohortEvent.trim() } : {}),
-      ...(returnEvent.trim() ? { returnEvent: returnEvent.trim() } : {}),
-      interval,
-      periods: Number(periods),
-      dateFrom: from,
-      dateTo: to,
-    });
+    onSubmit(toRequest(draft));
   };
   return (
     <form class="card filters" aria-label="Cohort definition" onSubmit={submit}>
@@ -91,7 +144,7 @@ function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy:
           autoComplete="off"
           placeholder="any event"
           value={cohortEvent}
-          onInput={(e) => setCohortEvent(e.currentTarget.value)}
+          onInput={(e) => set({ cohortEvent: e.currentTarget.value })}
         />
       </div>
       <div class="field">
@@ -103,12 +156,12 @@ function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy:
           autoComplete="off"
           placeholder="any event"
           value={returnEvent}
-          onInput={(e) => setReturnEvent(e.currentTarget.value)}
+          onInput={(e) => set({ returnEvent: e.currentTarget.value })}
         />
       </div>
       <div class="field">
         <label for="retention-interval">By</label>
-        <select id="retention-interval" value={interval} onChange={(e) => setBucket(e.currentTarget.value as Interval)}>
+        <select id="retention-interval" value={interval} onChange={(e) => set({ interval: e.currentTarget.value as Interval })}>
           <option value="day">Day</option>
           <option value="week">Week</option>
         </select>
@@ -123,16 +176,16 @@ function RetentionForm({ projectId, busy, onSubmit }: { projectId: string; busy:
           required
           class="input-short"
           value={periods}
-          onInput={(e) => setPeriods(e.currentTarget.value)}
+          onInput={(e) => set({ periods: e.currentTarget.value })}
         />
       </div>
       <div class="field">
         <label for="retention-from">From</label>
-        <DateInput id="retention-from" required value={from} onChange={setFrom} />
+        <DateInput id="retention-from" required value={from} onChange={(value) => set({ from: value })} />
       </div>
       <div class="field">
         <label for="retention-to">To</label>
-        <DateInput id="retention-to" required value={to} onChange={setTo} />
+        <DateInput id="retention-to" required value={to} onChange={(value) => set({ to: value })} />
       </div>
       <button type="submit" class="primary" disabled={busy}>
         Show cohorts
