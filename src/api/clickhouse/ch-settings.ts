@@ -12,14 +12,16 @@ export type RequestSettings = {
   compress: boolean;
   /** wait_end_of_query=1: hold the answer (up to a bound) so that an error still gets its status. */
   waitEndOfQuery: boolean;
+  /** send_progress_in_http_headers=1: an X-ClickHouse-Progress header with the headers. */
+  sendProgress: boolean;
 };
 
 /** Output settings a read may change: they shape how the engine writes, never what it reads. */
 const OUTPUT_SETTING = /^(output_format_[a-z0-9_]+|format_csv_[a-z0-9_]+|format_tsv_[a-z0-9_]+|date_time_output_format|session_timezone)$/;
 
 /**
- * Settings that only the HTTP layer reads, harmless for reads: accepted; send_progress_in_http_headers
- * is accepted and sends no progress headers (docs/clickhouse-interface.md).
+ * Settings that only the HTTP layer reads, harmless for reads: accepted. send_progress_in_http_headers
+ * sends one X-ClickHouse-Progress header, with the others (docs/clickhouse-interface.md).
  */
 const HTTP_SETTINGS = new Set([
   'enable_http_compression',
@@ -40,7 +42,14 @@ const isTrue = (value: string) => value === '1' || value.toLowerCase() === 'true
  * READONLY (164), as a read-only server refuses it: `Cannot modify '<name>' setting in readonly mode`.
  */
 export function judgeSettings(given: Record<string, string>, lane: { timeoutMs: number; maxRows: number }): RequestSettings {
-  const result: RequestSettings = { engine: {}, timeoutMs: undefined, maxRows: undefined, compress: false, waitEndOfQuery: false };
+  const result: RequestSettings = {
+    engine: {},
+    timeoutMs: undefined,
+    maxRows: undefined,
+    compress: false,
+    waitEndOfQuery: false,
+    sendProgress: false,
+  };
   for (const [name, value] of Object.entries(given)) {
     if (OUTPUT_SETTING.test(name) && !FILE_SETTINGS.test(name)) {
       if (value.length > 256) throw refused(name);
@@ -48,6 +57,7 @@ export function judgeSettings(given: Record<string, string>, lane: { timeoutMs: 
     } else if (HTTP_SETTINGS.has(name)) {
       if (name === 'enable_http_compression') result.compress = isTrue(value);
       if (name === 'wait_end_of_query') result.waitEndOfQuery = isTrue(value);
+      if (name === 'send_progress_in_http_headers') result.sendProgress = isTrue(value);
     } else if (name === 'max_execution_time') {
       const seconds = Number(value);
       if (!(seconds > 0) || seconds * 1000 > lane.timeoutMs) throw refused(name);
