@@ -152,12 +152,11 @@ export async function prepareInterfaceStatement(
           format,
         };
       }
-      // SHOW USERS, ROLES, QUOTAS, PROFILES, POLICIES…: refused as a server refuses a user without the grant.
-      throw showUsersDenied(user);
+      // SHOW USERS, ROLES, QUOTAS, PROFILES, POLICIES, SHOW CREATE USER…: refused as a server refuses a user without the grant.
+      throw showUsersDenied(user, accessGrantOf(root.name));
     }
     case 'ShowAccessQuery':
-    case 'ShowCreateAccessEntityQuery':
-      throw showUsersDenied(user);
+      throw showUsersDenied(user, 'SHOW ACCESS');
     default:
       if (WRITE_KINDS.test(root.kind)) throw new ReadonlyQueryRefused(`Cannot execute query in readonly mode (${root.kind})`, READONLY);
       throw new ReadonlyQueryRefused(
@@ -169,12 +168,21 @@ export async function prepareInterfaceStatement(
 
 const introspection = (name: string) => ((INTROSPECTION_TABLES as readonly string[]).includes(name) ? name : undefined);
 
-/** ClickHouse's refusal of access introspection to a user without the SHOW USERS grant. */
-const showUsersDenied = (user: string) =>
+/** ClickHouse's refusal of access introspection to a user without the grant (SHOW USERS, SHOW ROLES, …). */
+const showUsersDenied = (user: string, grant = 'SHOW USERS') =>
   new ReadonlyQueryRefused(
-    `${user}: Not enough privileges. To execute this query, it's necessary to have the grant SHOW USERS ON *.*`,
+    `${user}: Not enough privileges. To execute this query, it's necessary to have the grant ${grant} ON *.*`,
     ACCESS_DENIED,
   );
+
+/** The grant a server asks for a SHOW of access entities, by the parse tree's name of the statement (`ROLES query`). */
+function accessGrantOf(statement: string): string {
+  if (/ROLE/.test(statement)) return 'SHOW ROLES';
+  if (/QUOTA/.test(statement)) return 'SHOW QUOTAS';
+  if (/PROFILE/.test(statement)) return 'SHOW SETTINGS PROFILES';
+  if (/POLIC/.test(statement)) return 'SHOW ROW POLICIES';
+  return 'SHOW USERS';
+}
 
 /** A name as ClickHouse prints a user that is not a plain identifier (a credential's is a UUID). */
 const backQuoted = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/[`\\]/g, '\\$&')}\``);
