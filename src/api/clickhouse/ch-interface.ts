@@ -19,7 +19,7 @@ import { contentTypeOf } from './ch-formats.js';
 import type { ClickhouseHandler } from './ch-handler.js';
 import { compressBlock, nativeCompressor } from './ch-native-compression.js';
 import { parseRequest, readQuery } from './ch-request.js';
-import { judgeSettings } from './ch-settings.js';
+import { type CurrentSettings, judgeSettings } from './ch-settings.js';
 import { summaryOf } from './ch-summary.js';
 
 /** Defaults of the interface (docs/clickhouse-interface.md); each is configurable. */
@@ -69,6 +69,16 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
     label: 'ClickHouse interface queries',
   });
   const engineKey = {};
+  let settingsList: Promise<CurrentSettings> | undefined;
+  /** The engine's settings and their values, read once (ch-settings.ts judges a request's against them). */
+  const currentSettings = () => {
+    settingsList ??= deps.clickhouse
+      .query({ query: 'SELECT name, value, type FROM system.settings', format: 'JSONEachRow' })
+      .then((r) => r.json<{ name: string; value: string; type: string }>())
+      .then((rows) => new Map(rows.map(({ name, value, type }) => [name, { value, type }])));
+    settingsList.catch(() => (settingsList = undefined));
+    return settingsList;
+  };
   let facts: Promise<{ version: string; timezone: string }> | undefined;
   const engineFacts = () => {
     facts ??= deps.clickhouse
@@ -147,7 +157,7 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
         );
       }
       native = request.compress;
-      const settings = judgeSettings(request.settings, limits);
+      const settings = judgeSettings(request.settings, limits, await currentSettings());
       const project = await findProject(sql, credential.project_id);
       if (!project)
         throw chError(

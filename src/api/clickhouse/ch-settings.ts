@@ -35,13 +35,51 @@ const FILE_SETTINGS = /(schema|template|_path|_file)/;
 
 const isTrue = (value: string) => value === '1' || value.toLowerCase() === 'true';
 
+/** The engine's settings as system.settings lists them: current value and type, by name. */
+export type CurrentSettings = ReadonlyMap<string, { value: string; type: string }>;
+
+/**
+ * Settings the sandbox sets on every session (readonly-session.ts): their values there are not the
+ * engine's defaults, so "the same value" is never judged against system.settings for them.
+ */
+const SANDBOX_SETTINGS = new Set([
+  'readonly',
+  'allow_ddl',
+  'allow_introspection_functions',
+  'max_execution_time',
+  'max_result_rows',
+  'max_result_bytes',
+  'result_overflow_mode',
+  'max_block_size',
+  'max_threads',
+  'max_memory_usage',
+  'max_query_size',
+  'additional_table_filters',
+]);
+
+/** True when `value` is what the setting already is: a read-only server lets a client "set" that. */
+function sameValue(current: { value: string; type: string } | undefined, value: string): boolean {
+  if (!current) return false;
+  if (current.type === 'Bool') return isBoolean(value) && isTrue(value) === isTrue(current.value);
+  if (/^-?\d+(\.\d+)?$/.test(current.value) && /^-?\d+(\.\d+)?$/.test(value)) return Number(current.value) === Number(value);
+  return current.value === value;
+}
+const isBoolean = (value: string) => /^(0|1|true|false)$/i.test(value);
+
 /**
  * Judges the settings of a request (URL parameters other than the handler's own): allowed are
  * output format settings, `max_result_rows` and `max_execution_time` when lower than the lane's,
- * and the HTTP layer's own. Any other setting, or one that would lift a limit, is refused with
- * READONLY (164), as a read-only server refuses it: `Cannot modify '<name>' setting in readonly mode`.
+ * and the HTTP layer's own. A setting given the value it already has (`current`, the engine's
+ * system.settings; `readonly=1`, which every session has) is accepted and changes nothing, as a
+ * read-only server accepts it: drivers send some defaults (`extremes=0`) on every request. Any
+ * other setting, or one that would lift a limit, is refused with READONLY (164), as a read-only
+ * server refuses it: `Cannot modify '<name>' setting in readonly mode`.
  */
-export function judgeSettings(given: Record<string, string>, lane: { timeoutMs: number; maxRows: number }): RequestSettings {
+export function judgeSettings(
+  given: Record<string, string>,
+  lane: { timeoutMs: number; maxRows: number },
+  current: CurrentSettings = new Map(),
+): RequestSettings {
   const result: RequestSettings = {
     engine: {},
     timeoutMs: undefined,
@@ -68,6 +106,8 @@ export function judgeSettings(given: Record<string, string>, lane: { timeoutMs: 
       result.maxRows = rows;
     } else if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
       throw chError(CH.UNKNOWN_SETTING, `Unknown setting '${name.slice(0, 128)}'`);
+    } else if (name === 'readonly' ? value === '1' : !SANDBOX_SETTINGS.has(name) && sameValue(current.get(name), value)) {
+      // Already so: nothing to change, nothing passed to the engine.
     } else {
       throw refused(name);
     }
