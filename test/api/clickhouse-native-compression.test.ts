@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compressBlock, decompressBlocks } from '../../src/api/clickhouse/ch-native-compression.js';
@@ -16,10 +16,25 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const COMPRESSOR = ['/usr/bin/clickhouse-compressor', '/usr/bin/clickhouse'].find((path) => existsSync(path));
 const compressorArgs = (args: string[]) => (COMPRESSOR?.endsWith('/clickhouse') ? ['compressor', ...args] : args);
-/** clickhouse-compressor over `input`: compresses, or with `--decompress` reads compressed blocks. */
-function clickhouseCompressor(input: Buffer, args: string[] = []): Buffer {
+/**
+ * clickhouse-compressor over `input`: compresses, or with `--decompress` reads compressed blocks.
+ * Asynchronous: the service under test runs in this process, and a blocked event loop would let
+ * its keep-alive timers close connections under the next request.
+ */
+function clickhouseCompressor(input: Buffer, args: string[] = []): Promise<Buffer> {
   if (!COMPRESSOR) throw new Error('clickhouse-compressor is not installed (apt-get install clickhouse-tools; .ci/run does)');
-  return execFileSync(COMPRESSOR, compressorArgs(args), { input, maxBuffer: 512 * 1024 * 1024 });
+  return new Promise((resolve, reject) => {
+    const child = spawn(COMPRESSOR, compressorArgs(args), { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      status === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`clickhouse-compressor exited ${status}: ${Buffer.concat(err)}`)),
+    );
+    child.stdin.end(input);
+  });
 }
 
 let server: TestServer;
@@ -48,8 +63,8 @@ describe('the block format, against clickhouse-compressor', () => {
       const noise = Buffer.from(Array.from({ length }, (_, i) => (i * 2_654_435_761) >>> 24));
       for (const data of [text, noise]) {
         const ours = await compressBlock(data);
-        expect(clickhouseCompressor(ours, ['--decompress']).equals(data), `ours, ${length} bytes`).toBe(true);
-        const theirs = clickhouseCompressor(data);
+        expect((await clickhouseCompressor(ours, ['--decompress'])).equals(data), `ours, ${length} bytes`).toBe(true);
+        const theirs = await clickhouseCompressor(data);
         expect((await decompressBlocks(theirs, 16 * 1024 * 1024)).equals(data), `theirs, ${length} bytes`).toBe(true);
       }
     }
@@ -60,7 +75,7 @@ describe('the block format, against clickhouse-compressor', () => {
     const damaged = Buffer.from(block);
     damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 1;
     await expect(decompressBlocks(damaged, 1024)).rejects.toMatchObject({ code: 40 });
-    const zstd = clickhouseCompressor(Buffer.from('SELECT 1'), ['--zstd']);
+    const zstd = await clickhouseCompressor(Buffer.from('SELECT 1'), ['--zstd']);
     await expect(decompressBlocks(zstd, 1024)).rejects.toMatchObject({ code: 89 });
     await expect(decompressBlocks(block.subarray(0, 20), 1024)).rejects.toMatchObject({ code: 271 });
   });
@@ -73,7 +88,7 @@ describe('compress=1 and decompress=1 over HTTP', () => {
       const packed = await chRequest(base, { query, compress: '1' }, { auth: cred });
       expect(packed.status).toBe(200);
       expect(packed.bytes.equals(plain.bytes)).toBe(false);
-      expect(clickhouseCompressor(packed.bytes, ['--decompress']).equals(plain.bytes), query).toBe(true);
+      expect((await clickhouseCompressor(packed.bytes, ['--decompress'])).equals(plain.bytes), query).toBe(true);
     }
   });
 
@@ -88,23 +103,23 @@ describe('compress=1 and decompress=1 over HTTP', () => {
     expect(r.headers.get('content-encoding')).toBe('gzip');
     // fetch undoes the gzip; the blocks are left.
     const blocks = Buffer.from(await r.arrayBuffer());
-    expect(clickhouseCompressor(blocks, ['--decompress']).toString().split('\n')[999]).toBe('{"number":999}');
+    expect((await clickhouseCompressor(blocks, ['--decompress'])).toString().split('\n')[999]).toBe('{"number":999}');
   });
 
   it('decompress=1: a body that clickhouse-compressor compressed is read as the query', async () => {
-    const body = clickhouseCompressor(Buffer.from('SELECT count() FROM events'));
+    const body = await clickhouseCompressor(Buffer.from('SELECT count() FROM events'));
     const r = await chRequest(base, { decompress: '1' }, { auth: cred, body });
     expect([r.status, r.text]).toEqual([200, '3\n']);
     const joined = await chRequest(
       base,
       { query: 'SELECT', decompress: '1' },
-      { auth: cred, body: clickhouseCompressor(Buffer.from('41 + 1')) },
+      { auth: cred, body: await clickhouseCompressor(Buffer.from('41 + 1')) },
     );
     expect(joined.text).toBe('42\n');
   });
 
   it('a damaged compressed body is CHECKSUM_DOESNT_MATCH; errors after authentication come compressed with compress=1, as a server writes them', async () => {
-    const body = Buffer.from(clickhouseCompressor(Buffer.from('SELECT 1')));
+    const body = Buffer.from(await clickhouseCompressor(Buffer.from('SELECT 1')));
     body[body.length - 1] = (body[body.length - 1] as number) ^ 1;
     const damaged = await chRequest(base, { decompress: '1' }, { auth: cred, body });
     expect([damaged.status, code(damaged)]).toEqual([500, '40']);
@@ -112,7 +127,7 @@ describe('compress=1 and decompress=1 over HTTP', () => {
 
     const refused = await chRequest(base, { query: 'SELECT * FROM system.settings', compress: '1' }, { auth: cred });
     expect(code(refused)).toBe('497');
-    expect(clickhouseCompressor(refused.bytes, ['--decompress']).toString()).toMatch(/^Code: 497\. DB::Exception: /);
+    expect((await clickhouseCompressor(refused.bytes, ['--decompress'])).toString()).toMatch(/^Code: 497\. DB::Exception: /);
     const unknown = await chRequest(base, { query: 'SELECT 1', compress: '1' }, { auth: { ...cred, password: 'wrong' } });
     expect(code(unknown)).toBe('516');
     expect(unknown.text).toMatch(/^Code: 516\. /);

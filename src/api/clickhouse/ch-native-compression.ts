@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { compress as lz4Compress, uncompress as lz4Uncompress } from 'lz4-napi';
+import { compress as lz4Compress, decompress as lz4Decompress } from 'lz4-wasm-nodejs';
 import { CH, chError } from './ch-errors.js';
 import { cityHash128 } from './cityhash102.js';
 
@@ -24,9 +24,9 @@ export const NATIVE_BLOCK_BYTES = 1024 * 1024;
 
 /** One block of `data` (at most 4 GiB), LZ4-compressed and checksummed. */
 export async function compressBlock(data: Uint8Array): Promise<Buffer> {
-  // lz4-napi writes lz4_flex's size-prepended block: its first 4 bytes are the input's length.
-  const prepended = await lz4Compress(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-  const packed = prepended.subarray(4);
+  // lz4-wasm-nodejs (lz4_flex in WebAssembly: no native binary, so it loads wherever Node runs,
+  // the production image too) writes a size-prepended block: its first 4 bytes are the input's length.
+  const packed = Buffer.from(lz4Compress(data)).subarray(4);
   const block = Buffer.allocUnsafe(CHECKSUM_BYTES + HEADER_BYTES + packed.length);
   block[CHECKSUM_BYTES] = METHOD_LZ4;
   block.writeUInt32LE(HEADER_BYTES + packed.length, CHECKSUM_BYTES + 1);
@@ -114,14 +114,14 @@ export async function decompressBlocks(body: Buffer, maxBytes: number): Promise<
   return Buffer.concat(parts, total);
 }
 
-/** One raw LZ4 block of `size` bytes decompressed; lz4-napi reads it with its size prepended. */
+/** One raw LZ4 block of `size` bytes decompressed; lz4-wasm-nodejs reads it with its size prepended. */
 async function lz4Block(payload: Buffer, size: number): Promise<Buffer> {
   const prepended = Buffer.allocUnsafe(4 + payload.length);
   prepended.writeUInt32LE(size, 0);
   payload.copy(prepended, 4);
   let out: Buffer;
   try {
-    out = await lz4Uncompress(prepended);
+    out = Buffer.from(lz4Decompress(prepended));
   } catch (error) {
     throw chError(CH.CANNOT_DECOMPRESS, `Cannot decompress an LZ4 block: ${(error as Error).message}`);
   }
