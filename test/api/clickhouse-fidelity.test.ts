@@ -99,11 +99,18 @@ describe('the user a tool connects as', () => {
 
 describe('settings a driver sends', () => {
   it('a setting given the value it already has is accepted, as a read-only server accepts it; another value is READONLY', async () => {
-    for (const setting of [{ extremes: '0' }, { join_use_nulls: 'false' }, { readonly: '1' }, { extremes: 'false', join_use_nulls: '0' }] as Record<string, string>[]) {
+    const same: Record<string, string>[] = [
+      { extremes: '0' },
+      { join_use_nulls: 'false' },
+      { readonly: '1' },
+      { extremes: 'false', join_use_nulls: '0' },
+    ];
+    for (const setting of same) {
       const r = await q('SELECT 1', setting);
       expect([r.status, r.text], JSON.stringify(setting)).toEqual([200, '1\n']);
     }
-    for (const setting of [{ extremes: '1' }, { readonly: '2' }, { join_use_nulls: 'maybe' }, { max_memory_usage: '0' }] as Record<string, string>[]) {
+    const other: Record<string, string>[] = [{ extremes: '1' }, { readonly: '2' }, { join_use_nulls: 'maybe' }, { max_memory_usage: '0' }];
+    for (const setting of other) {
       const r = await q('SELECT 1', setting);
       expect([r.status, code(r)], JSON.stringify(setting)).toEqual([403, '164']);
     }
