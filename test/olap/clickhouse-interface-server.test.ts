@@ -46,6 +46,9 @@ async function bodyOf(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The read figures the stand-in server reports in its X-ClickHouse-Summary. */
+const SERVER_SUMMARY = { read_rows: '4242', read_bytes: '67872', written_rows: '0', written_bytes: '0', total_rows_to_read: '4242' };
+
 /** A stand-in for a ClickHouse server: records each request and runs it on chDB as a server would. */
 function startFakeServer(dataPath: string): Promise<Server> {
   const require = createRequire(import.meta.url);
@@ -77,7 +80,8 @@ function startFakeServer(dataPath: string): Promise<Server> {
       const format = clause?.[1] ?? clause?.[2] ?? url.searchParams.get('default_format') ?? 'TabSeparated';
       const text = clause ? query.slice(0, clause.index) : query;
       const answer = (await session.queryAsync(text, { format })) as { bytes(): Uint8Array };
-      res.setHeader('X-ClickHouse-Summary', '{"read_rows":"0"}');
+      // A server's summary; the read figures are the stand-in's own (chDB does not report them), recognisable in the test.
+      res.setHeader('X-ClickHouse-Summary', JSON.stringify({ ...SERVER_SUMMARY, elapsed_ns: '1000' }));
       res.end(answer.bytes());
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -129,7 +133,12 @@ describe('the ClickHouse interface with a ClickHouse server: the requests the se
   });
 
   it('every statement of the sandbox carries readonly, the row filters and the limits as request settings', () => {
-    const sandbox = recorded.filter((request) => !request.query.startsWith('SELECT version() AS version'));
+    // The service's own reads of the engine's facts and settings (once, on its own connection) are not the sandbox's.
+    const sandbox = recorded.filter(
+      (request) =>
+        !request.query.startsWith('SELECT version() AS version') &&
+        !request.query.startsWith('SELECT name, value, type FROM system.settings'),
+    );
     expect(sandbox.length).toBeGreaterThanOrEqual(5);
     for (const request of sandbox) {
       expect(request.settings, request.query).toMatchObject({ readonly: '1', allow_ddl: '0' });
@@ -152,6 +161,20 @@ describe('the ClickHouse interface with a ClickHouse server: the requests the se
       max_memory_usage: String(512 * 1024 * 1024),
     });
     expect(read.settings.additional_table_filters).toContain(`project_id = toUUID(\\'${own.id}\\')`);
+  });
+
+  it('the server’s summary reaches X-ClickHouse-Summary; currentUser() goes as a parameter the service sets', async () => {
+    recorded.length = 0;
+    const r = await chRequest(
+      ifaceUrl,
+      { query: 'SELECT currentUser() AS u, count() AS n FROM events FORMAT JSONEachRow' },
+      { auth: cred },
+    );
+    expect(r.text).toBe(`${JSON.stringify({ u: cred.username, n: 3 })}\n`);
+    expect(JSON.parse(r.headers.get('x-clickhouse-summary') ?? '')).toMatchObject(SERVER_SUMMARY);
+    const read = recorded[recorded.length - 1] as Recorded;
+    expect(read.query).not.toContain(cred.username);
+    expect(read.params.ch_interface_current_user).toBe(cred.username);
   });
 
   it('parameters go as param_<name>, never into the statement', async () => {

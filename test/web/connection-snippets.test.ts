@@ -1,52 +1,49 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { inspect, promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionSnippets, serverOf, type ToolSnippet } from '../../web/src/lib/connection-snippets.js';
+import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
+import { createProject } from '../helpers/factories.js';
+import { seedAnalytics } from '../helpers/project-sql-seed.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 
 /*
  * The snippets of the dashboard's "Connect a tool" panel (web/src/lib/connection-snippets.ts), run
- * as printed: the @clickhouse/client one by Node with the project's installed client, the curl one
- * by bash. The ClickHouse interface itself is built elsewhere (issue 29), so a recording HTTP server
- * stands in for it here: what is proven is the request each snippet makes (path, HTTP Basic user
- * and password, query), which is what the interface reads.
+ * as printed against the real ClickHouse interface of a started service (its `/clickhouse`): the
+ * @clickhouse/client one by Node with the project's installed client, the curl one by bash, each
+ * with a credential of a project whose events are seeded so the example query's answer is fixed.
  */
-type Seen = { method: string; url: string; authorization: string; body: string };
-let interfaceServer: Server;
+let server: TestServer;
+let cred: TestClickhouseCredential;
 let origin: string;
-const seen: Seen[] = [];
+let USERNAME: string;
+let PASSWORD: string;
 
 beforeAll(async () => {
-  interfaceServer = createServer((request: IncomingMessage, response) => {
-    let body = '';
-    request.on('data', (chunk) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      seen.push({ method: request.method ?? '', url: request.url ?? '', authorization: request.headers.authorization ?? '', body });
-      // The client names the format in the query text (`FORMAT JSONEachRow`), as ClickHouse reads it.
-      const format = /FORMAT JSONEachRow\s*$/.test(body) ? 'JSONEachRow' : 'TabSeparated';
-      response.setHeader('X-ClickHouse-Format', format);
-      response.setHeader('X-ClickHouse-Summary', '{"read_rows":"1"}');
-      response.end(format === 'JSONEachRow' ? '{"event_name":"feedback_list","events":"2"}\n' : '1\n');
-    });
-  });
-  await new Promise<void>((resolve) => interfaceServer.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(interfaceServer.address() as AddressInfo).port}`;
+  server = await startTestServer({ workers: false });
+  const project = await createProject(server, { plan: 'pro' });
+  // feedback_list 3, submit_feedback 2, snippet_custom 1: ORDER BY events DESC has one answer.
+  await seedAnalytics(server, project.id, 'snippet');
+  await seedAnalytics(server, project.id, 'again', { customEvent: 'feedback_list' });
+  cred = await createClickhouseCredential(server, project);
+  origin = server.url;
+  USERNAME = cred.username;
+  PASSWORD = cred.password;
 });
 afterAll(async () => {
-  await new Promise((resolve) => interfaceServer.close(resolve));
+  await server?.close();
 });
 
-const USERNAME = '0b6c1c7e-2f57-4a53-9d1f-8e7f3b0e9c11';
-const PASSWORD = 'fbch_Q2xpY2tIb3VzZS1pbnRlcmZhY2UtcGFzc3dvcmQtMTIz';
-const basic = `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString('base64')}`;
+const EXPECTED_ROWS = [
+  { event_name: 'feedback_list', events: 3 },
+  { event_name: 'submit_feedback', events: 2 },
+  { event_name: 'snippet_custom', events: 1 },
+];
 
 function snippet(id: string, values: { origin: string; password: string | null }): ToolSnippet {
   const found = connectionSnippets({ username: USERNAME, ...values }).find((s) => s.id === id);
@@ -55,54 +52,57 @@ function snippet(id: string, values: { origin: string; password: string | null }
 }
 
 describe('the Connect a tool snippets', () => {
-  it('@clickhouse/client, as printed, queries <origin>/clickhouse with the credential (HTTP Basic)', async () => {
+  it('@clickhouse/client, as printed, queries <origin>/clickhouse with the credential and prints the project’s rows', async () => {
     // Inside the repository, so `@clickhouse/client` resolves to the installed package.
     const dir = await mkdtemp(path.join(root, 'node_modules', '.snippet-'));
     try {
       const file = path.join(dir, 'snippet.mjs');
-      await writeFile(file, snippet('node', { origin, password: PASSWORD }).text);
-      seen.length = 0;
-      const { stdout } = await run(process.execPath, [file], { cwd: root, timeout: 20_000 });
-      expect(stdout.trim()).toBe("[ { event_name: 'feedback_list', events: '2' } ]");
-      expect(seen).toHaveLength(1);
-      const [request] = seen;
-      expect(request?.method).toBe('POST');
-      // @clickhouse/client 1.x asks for the pathname itself, without a trailing slash: the interface must answer `/clickhouse?…`.
-      expect(request?.url).toMatch(/^\/clickhouse\?query_id=/);
-      expect(request?.authorization).toBe(basic);
-      expect(request?.body).toBe(
-        'SELECT event_name, count() AS events FROM events GROUP BY event_name ORDER BY events DESC \nFORMAT JSONEachRow',
+      // What the interface answers the snippet's query, as the client parses it: the snippet must print exactly that.
+      const answer = await chRequest(
+        `${origin}/clickhouse`,
+        { query: 'SELECT event_name, count() AS events FROM events GROUP BY event_name ORDER BY events DESC FORMAT JSONEachRow' },
+        { auth: cred },
       );
+      const rows = answer.text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { event_name: string; events: string | number });
+      expect(rows.map((row) => ({ event_name: row.event_name, events: Number(row.events) }))).toEqual(EXPECTED_ROWS);
+      await writeFile(file, snippet('node', { origin, password: PASSWORD }).text);
+      const { stdout } = await run(process.execPath, [file], { cwd: root, timeout: 20_000 });
+      expect(stdout).toBe(`${inspect(rows)}\n`);
 
-      // Without the password on screen, it reads CLICKHOUSE_PASSWORD.
+      // Without the password on screen, it reads CLICKHOUSE_PASSWORD; without it, the interface refuses.
       await writeFile(file, snippet('node', { origin, password: null }).text);
-      seen.length = 0;
-      await run(process.execPath, [file], { cwd: root, timeout: 20_000, env: { ...process.env, CLICKHOUSE_PASSWORD: PASSWORD } });
-      expect(seen[0]?.authorization).toBe(basic);
+      const fromEnv = await run(process.execPath, [file], {
+        cwd: root,
+        timeout: 20_000,
+        env: { ...process.env, CLICKHOUSE_PASSWORD: PASSWORD },
+      });
+      expect(fromEnv.stdout).toBe(`${inspect(rows)}\n`);
+      const { CLICKHOUSE_PASSWORD: _unset, ...without } = process.env;
+      await expect(run(process.execPath, [file], { cwd: root, timeout: 20_000, env: without })).rejects.toMatchObject({
+        stderr: expect.stringMatching(/Authentication failed/),
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
   it('curl, as printed, sends both queries to <origin>/clickhouse/ with the credential', async () => {
+    const csv = ['"event_name","events"', ...EXPECTED_ROWS.map((row) => `"${row.event_name}",${row.events}`)].join('\n');
     for (const [password, env] of [
       [PASSWORD, {}],
       [null, { CLICKHOUSE_PASSWORD: PASSWORD }],
     ] as const) {
-      seen.length = 0;
       const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', snippet('curl', { origin, password }).text], {
         timeout: 20_000,
         env: { ...process.env, ...env },
       });
-      expect(stdout).toBe('1\n1\n');
-      expect(seen.map(({ method, url, authorization }) => ({ method, url, authorization }))).toEqual([
-        { method: 'GET', url: '/clickhouse/?query=SELECT+1', authorization: basic },
-        { method: 'POST', url: '/clickhouse/', authorization: basic },
-      ]);
-      expect(seen[1]?.body).toBe(
-        'SELECT event_name, count() AS events FROM events GROUP BY event_name ORDER BY events DESC FORMAT CSVWithNames\n',
-      );
+      expect(stdout).toBe(`1\n${csv}\n`);
     }
+    // The same request without the credential is refused by the interface, so the answers above were its own.
+    expect((await chRequest(`${origin}/clickhouse`, { query: 'SELECT 1' })).status).toBe(403);
   });
 
   it('gives GUI tools the host, the port (443 or 80 when the origin has none), TLS and the /clickhouse path', () => {

@@ -6,7 +6,7 @@ import { createBrotliCompress, createDeflate, createGzip, constants as zlibConst
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { hashSecret } from '../../core/secrets.js';
-import { outputFormats, prepareInterfaceStatement } from '../../olap/readonly/interface-statement.js';
+import { CURRENT_USER_PARAM, outputFormats, prepareInterfaceStatement } from '../../olap/readonly/interface-statement.js';
 import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
 import { useClickhouseCredential } from '../../oltp/clickhouse-credentials.repo.js';
 import { findProject } from '../../oltp/projects.repo.js';
@@ -17,8 +17,10 @@ import { isUuid } from '../validation.js';
 import { CH, ClickhouseError, chError, fromEngineMessage } from './ch-errors.js';
 import { contentTypeOf } from './ch-formats.js';
 import type { ClickhouseHandler } from './ch-handler.js';
+import { compressBlock, nativeCompressor } from './ch-native-compression.js';
 import { parseRequest, readQuery } from './ch-request.js';
-import { judgeSettings } from './ch-settings.js';
+import { type CurrentSettings, judgeSettings } from './ch-settings.js';
+import { summaryOf } from './ch-summary.js';
 
 /** Defaults of the interface (docs/clickhouse-interface.md); each is configurable. */
 export const CLICKHOUSE_INTERFACE_DEFAULTS = {
@@ -33,6 +35,13 @@ export const CLICKHOUSE_PATH = '/clickhouse';
 
 /** Bytes an answer with wait_end_of_query=1 is held before it is sent at most; past it, it streams. */
 const WAIT_END_OF_QUERY_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Bytes of the answer held before the headers go, as a server's HTTP output buffer holds them
+ * (DBMS_DEFAULT_BUFFER_SIZE, 1 MiB): a smaller answer is sent whole, with the final summary and,
+ * on an error, its own status instead of an error after a 200.
+ */
+const RESPONSE_BUFFER_BYTES = 1024 * 1024;
 
 export type { ClickhouseHandler } from './ch-handler.js';
 
@@ -60,6 +69,16 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
     label: 'ClickHouse interface queries',
   });
   const engineKey = {};
+  let settingsList: Promise<CurrentSettings> | undefined;
+  /** The engine's settings and their values, read once (ch-settings.ts judges a request's against them). */
+  const currentSettings = () => {
+    settingsList ??= deps.clickhouse
+      .query({ query: 'SELECT name, value, type FROM system.settings', format: 'JSONEachRow' })
+      .then((r) => r.json<{ name: string; value: string; type: string }>())
+      .then((rows) => new Map(rows.map(({ name, value, type }) => [name, { value, type }])));
+    settingsList.catch(() => (settingsList = undefined));
+    return settingsList;
+  };
   let facts: Promise<{ version: string; timezone: string }> | undefined;
   const engineFacts = () => {
     facts ??= deps.clickhouse
@@ -75,6 +94,8 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
     res.setHeader('X-ClickHouse-Query-Id', queryId);
     res.setHeader('X-ClickHouse-Server-Display-Name', 'feedback-service');
     let compress: Compression | undefined;
+    /** compress=1, once the caller is known: from then on a server writes errors compressed too. */
+    let native = false;
     try {
       if (path === '/ping' || path === '/replicas_status') return answerText(res, 200, req.method === 'HEAD' ? '' : 'Ok.\n');
       if (path !== '/' && path !== '') {
@@ -135,7 +156,8 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
           },
         );
       }
-      const settings = judgeSettings(request.settings, limits);
+      native = request.compress;
+      const settings = judgeSettings(request.settings, limits, await currentSettings());
       const project = await findProject(sql, credential.project_id);
       if (!project)
         throw chError(
@@ -149,7 +171,7 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       if (request.database !== undefined && request.database !== database) {
         throw chError(CH.UNKNOWN_DATABASE, `Database ${request.database} does not exist`);
       }
-      const query = await readQuery(req, url);
+      const query = await readQuery(req, url, request.decompress);
       if (query.trim() === '') throw chError(CH.SYNTAX_ERROR, 'Empty query');
       const { scope } = projectSqlScope(project, {});
       const client = new AbortController();
@@ -158,10 +180,13 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       });
       const defaultFormat = request.defaultFormat ?? 'TabSeparated';
       let stream: Awaited<ReturnType<typeof queries.stream>>;
+      const started = process.hrtime.bigint();
+      // currentUser() answers the credential's username, bound as a parameter the service owns.
+      const params = { ...request.params, [CURRENT_USER_PARAM]: request.user };
       try {
-        stream = await queries.stream(project.account_id, scope, query, request.params, {
+        stream = await queries.stream(project.account_id, scope, query, params, {
           prepare: async (single, session, db) =>
-            prepareInterfaceStatement(single, session, db, defaultFormat, await outputFormats(engineKey, session)),
+            prepareInterfaceStatement(single, session, db, defaultFormat, await outputFormats(engineKey, session), request.user),
           settings: settings.engine,
           timeoutMs: settings.timeoutMs,
           maxRows: settings.maxRows,
@@ -184,7 +209,7 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
             held.push(next.value);
             heldBytes += next.value.byteLength;
           }
-        } while (!ended && (held.length === 0 || (settings.waitEndOfQuery && heldBytes < WAIT_END_OF_QUERY_BYTES)));
+        } while (!ended && heldBytes < (settings.waitEndOfQuery ? WAIT_END_OF_QUERY_BYTES : RESPONSE_BUFFER_BYTES));
       } catch (error) {
         throw asClickhouseError(error);
       }
@@ -199,19 +224,10 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       res.setHeader('X-ClickHouse-Format', stream.format);
       res.setHeader('X-ClickHouse-Timezone', settings.engine.session_timezone ?? timezone);
       res.setHeader('X-ClickHouse-Exception-Tag', tag);
-      res.setHeader(
-        'X-ClickHouse-Summary',
-        JSON.stringify({
-          read_rows: '0',
-          read_bytes: '0',
-          written_rows: '0',
-          written_bytes: '0',
-          total_rows_to_read: '0',
-          result_rows: '0',
-          result_bytes: '0',
-          elapsed_ns: '0',
-        }),
-      );
+      // What is known when the headers go: the final figures when the answer was held whole.
+      const summary = JSON.stringify(summaryOf(stream.progress, process.hrtime.bigint() - started));
+      if (settings.sendProgress) res.setHeader('X-ClickHouse-Progress', summary);
+      res.setHeader('X-ClickHouse-Summary', summary);
       if (compress) res.setHeader('Content-Encoding', compress.encoding);
       const maxBytes = limits.maxBytes;
       /** True while the query's stream may still yield: leaving before that cancels it. */
@@ -246,7 +262,11 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
         }
       }
       const source = Readable.from(body(), { objectMode: false });
-      await (compress ? pipeline(source, compress.stream(), res) : pipeline(source, res)).catch((error: unknown) => {
+      // compress=1 writes ClickHouse's blocks; HTTP compression, if asked too, wraps them, as on a server.
+      const stages: NodeJS.ReadWriteStream[] = [];
+      if (native) stages.push(nativeCompressor());
+      if (compress) stages.push(compress.stream());
+      await pipeline([source, ...stages, res]).catch((error: unknown) => {
         // The client went away: its query was cancelled by the signal.
         if (!client.signal.aborted) logger.warn({ err: error, queryId }, 'ClickHouse interface: answer cut');
       });
@@ -259,7 +279,8 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       const version = (await engineFacts().catch(() => undefined))?.version ?? 'unknown';
       for (const [name, value] of Object.entries(failure.headers)) res.setHeader(name, value);
       res.setHeader('X-ClickHouse-Exception-Code', String(failure.code));
-      answerText(res, failure.status, failure.body(version), compress);
+      const text = failure.body(version);
+      answerText(res, failure.status, native ? await compressBlock(Buffer.from(text)) : text, compress);
     }
   };
 }
@@ -317,7 +338,7 @@ function compressionFor(accept: string | undefined): Compression | undefined {
   return undefined;
 }
 
-function answerText(res: ServerResponse, status: number, text: string, compress?: Compression): void {
+function answerText(res: ServerResponse, status: number, text: string | Buffer, compress?: Compression): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'text/plain; charset=UTF-8');
   if (!compress) {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { CH, chError } from './ch-errors.js';
+import { decompressBlocks } from './ch-native-compression.js';
 
 /** Bytes of a query (URL parameter and body together, decompressed) at most: ClickHouse's max_query_size is 256 KiB of SQL. */
 export const MAX_QUERY_BYTES = 1024 * 1024;
@@ -20,6 +21,10 @@ export type ChRequest = {
   params: Record<string, string>;
   /** Every other URL parameter: settings, judged by ch-settings.ts. */
   settings: Record<string, string>;
+  /** compress=1: the answer in ClickHouse's compressed blocks (ch-native-compression.ts). */
+  compress: boolean;
+  /** decompress=1: the body comes in ClickHouse's compressed blocks. */
+  decompress: boolean;
 };
 
 /** URL parameters of ClickHouse's HTTP handler that are not settings. */
@@ -77,12 +82,6 @@ export function parseRequest(req: IncomingMessage, url: URL): Omit<ChRequest, 'q
     if (name.startsWith('param_')) params[name.slice('param_'.length)] = unescapeParam(value);
     else if (!HANDLER_PARAMS.has(name)) settings[name] = value;
   }
-  if (url.searchParams.get('compress') === '1' || url.searchParams.get('decompress') === '1') {
-    throw chError(
-      CH.NOT_IMPLEMENTED,
-      "ClickHouse's native compression (compress=1, decompress=1) is not served here: use HTTP compression (enable_http_compression=1 and Accept-Encoding, or Content-Encoding: gzip)",
-    );
-  }
   const header = (name: string) => {
     const value = req.headers[name];
     return typeof value === 'string' && value !== '' ? value : undefined;
@@ -95,6 +94,9 @@ export function parseRequest(req: IncomingMessage, url: URL): Omit<ChRequest, 'q
     queryId: url.searchParams.get('query_id') ?? undefined,
     params,
     settings,
+    // A server reads these as booleans: 1 or true.
+    compress: /^(1|true)$/i.test(url.searchParams.get('compress') ?? ''),
+    decompress: /^(1|true)$/i.test(url.searchParams.get('decompress') ?? ''),
   };
 }
 
@@ -118,9 +120,9 @@ const decompressors: Record<string, (input: Buffer, options: { maxOutputLength: 
 
 /**
  * The query of a request: the `query` parameter, a line break, then the body (decompressed per
- * Content-Encoding), as ClickHouse joins them. GET and HEAD have no body. SYNTAX_ERROR past MAX_QUERY_BYTES.
+ * Content-Encoding, then from ClickHouse's compressed blocks with decompress=1), as ClickHouse joins them. GET and HEAD have no body. SYNTAX_ERROR past MAX_QUERY_BYTES.
  */
-export async function readQuery(req: IncomingMessage, url: URL): Promise<string> {
+export async function readQuery(req: IncomingMessage, url: URL, nativeCompressed = false): Promise<string> {
   const param = url.searchParams.get('query');
   let body = '';
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -143,6 +145,8 @@ export async function readQuery(req: IncomingMessage, url: URL): Promise<string>
         throw chError(CH.CANNOT_DECOMPRESS, `Cannot decompress the request body (${encoding}): ${(error as Error).message}`);
       }
     }
+    // decompress=1: ClickHouse's own blocks, inside any HTTP Content-Encoding, as a server reads them.
+    if (nativeCompressed && raw.length > 0) raw = await decompressBlocks(raw, MAX_QUERY_BYTES);
     body = raw.toString('utf8');
   }
   if (param !== null && body !== '') return `${param}\n${body}`;

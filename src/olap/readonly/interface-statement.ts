@@ -21,10 +21,17 @@ const UNKNOWN_TABLE = 60;
 const UNKNOWN_DATABASE = 81;
 const READONLY = 164;
 const ACCESS_DENIED = 497;
+const NOT_IMPLEMENTED = 48;
 
 /** Statement kinds (their parse tree's root) that change something: READONLY, as a read-only server answers. */
 const WRITE_KINDS =
   /^(Insert|Create|Drop|Alter|Rename|Truncate|Optimize|System|Kill|Set|Grant|Revoke|Attach|Detach|Backup|Undrop|Delete|Update|Use|Move|Transaction|Check|Exchange)/;
+
+/**
+ * The query parameter that carries the credential's username (a value the service owns) into the
+ * statements that ask for it: currentUser() and its aliases, SHOW GRANTS.
+ */
+export const CURRENT_USER_PARAM = 'ch_interface_current_user';
 
 /** Output formats of the engine, by name and (for those ClickHouse matches so) by lower-case name. */
 export type OutputFormats = ReadonlyMap<string, string>;
@@ -82,6 +89,8 @@ export async function prepareInterfaceStatement(
   database: string,
   defaultFormat: string,
   formats: OutputFormats,
+  /** The credential's username, which currentUser() answers (bound as CURRENT_USER_PARAM). */
+  user: string,
 ): Promise<PreparedStatement> {
   const ast = nodes(jsonLines<{ explain: string }>(await session.run(`EXPLAIN AST ${single}`, 'JSONEachRow')).map((row) => row.explain));
   const root = ast[0];
@@ -103,7 +112,13 @@ export async function prepareInterfaceStatement(
 
   switch (root.kind) {
     case 'SelectWithUnionQuery':
-      return { select: text, format };
+      return { select: await withCredentialUser(text, ast, session), format };
+    case 'ShowGrantsQuery': {
+      // The credential's own grants, as a server lists them; another user's need SHOW USERS.
+      const target = /^SHOW GRANTS FOR (.+)$/.exec(text)?.[1];
+      if (target !== undefined && target !== backQuoted(user) && target !== user) throw showUsersDenied(user);
+      return { select: grantsOf(TENANT_TABLES, database), format };
+    }
     case 'ShowTables': {
       if (text === 'SHOW DATABASES') return { select: 'SELECT name FROM system.databases ORDER BY name', format };
       if (text === 'SHOW TABLES' || text === `SHOW TABLES FROM ${database}`)
@@ -129,6 +144,19 @@ export async function prepareInterfaceStatement(
       const name = parts.map((node) => node.name).join('.');
       return { select: `SELECT toUInt8(${readable(name) || introspection(name) ? 1 : 0}) AS result`, format };
     }
+    case 'SHOW': {
+      // SHOW CURRENT ROLES / SHOW ENABLED ROLES: a credential has no roles, so no rows, in the server's columns.
+      if (/^(CURRENT|ENABLED) ROLES query$/.test(root.name)) {
+        return {
+          select: "SELECT '' AS role_name, toUInt8(0) AS with_admin_option, toUInt8(0) AS is_default LIMIT 0",
+          format,
+        };
+      }
+      // SHOW USERS, ROLES, QUOTAS, PROFILES, POLICIES, SHOW CREATE USER…: refused as a server refuses a user without the grant.
+      throw showUsersDenied(user, accessGrantOf(root.name));
+    }
+    case 'ShowAccessQuery':
+      throw showUsersDenied(user, 'SHOW ACCESS');
     default:
       if (WRITE_KINDS.test(root.kind)) throw new ReadonlyQueryRefused(`Cannot execute query in readonly mode (${root.kind})`, READONLY);
       throw new ReadonlyQueryRefused(
@@ -139,3 +167,111 @@ export async function prepareInterfaceStatement(
 }
 
 const introspection = (name: string) => ((INTROSPECTION_TABLES as readonly string[]).includes(name) ? name : undefined);
+
+/** ClickHouse's refusal of access introspection to a user without the grant (SHOW USERS, SHOW ROLES, …). */
+const showUsersDenied = (user: string, grant = 'SHOW USERS') =>
+  new ReadonlyQueryRefused(
+    `${user}: Not enough privileges. To execute this query, it's necessary to have the grant ${grant} ON *.*`,
+    ACCESS_DENIED,
+  );
+
+/** The grant a server asks for a SHOW of access entities, by the parse tree's name of the statement (`ROLES query`). */
+function accessGrantOf(statement: string): string {
+  if (/ROLE/.test(statement)) return 'SHOW ROLES';
+  if (/QUOTA/.test(statement)) return 'SHOW QUOTAS';
+  if (/PROFILE/.test(statement)) return 'SHOW SETTINGS PROFILES';
+  if (/POLIC/.test(statement)) return 'SHOW ROW POLICIES';
+  return 'SHOW USERS';
+}
+
+/** A name as ClickHouse prints a user that is not a plain identifier (a credential's is a UUID). */
+const backQuoted = (name: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : `\`${name.replace(/[`\\]/g, '\\$&')}\``);
+
+/**
+ * SHOW GRANTS of the credential, one row per readable table, in the server's column `GRANTS`:
+ * `GRANT SELECT ON <db>.<table> TO <user>`, the user bound as a parameter, the rest the service's names.
+ */
+function grantsOf(tables: readonly string[], database: string): string {
+  const list = tables.map((table) => `'${database}.${table}'`).join(', ');
+  return (
+    `SELECT concat('GRANT SELECT ON ', t, ' TO ', if(match({${CURRENT_USER_PARAM}:String}, '^[A-Za-z_][A-Za-z0-9_]*$'), ` +
+    `{${CURRENT_USER_PARAM}:String}, concat('\`', {${CURRENT_USER_PARAM}:String}, '\`'))) AS GRANTS FROM (SELECT arrayJoin([${list}]) AS t)`
+  );
+}
+
+/** currentUser() and its aliases (user, current_user, session_user; case-insensitive except currentUser). */
+const isUserFunction = (name: string) => name === 'currentUser' || /^(user|current_user|session_user)$/i.test(name);
+
+/**
+ * The engine's print of a SELECT with each call of currentUser() (or an alias) replaced by the
+ * credential's username: a query parameter, under the call's own column name (`currentUser()`),
+ * so the answer reads as a server's. The print is walked token by token (userCalls), skipping
+ * quoted strings and names; the number of calls replaced must equal the parse tree's, or the
+ * statement is refused rather than answered with the engine's user. A bare name (`SELECT
+ * currentUser`, which the engine resolves to the function when no column has that name) is
+ * replaced only when the engine's resolution shows exactly as many calls as bare names.
+ */
+async function withCredentialUser(print: string, ast: Node[], session: ReadonlySession): Promise<string> {
+  const calls = ast.filter((node) => node.kind === 'Function' && isUserFunction(node.name.split(' ')[0] ?? '')).length;
+  const first = userCalls(print, false);
+  if (first.replaced !== calls) {
+    throw new ReadonlyQueryRefused('currentUser() is answered here only as a plain call: write currentUser()', NOT_IMPLEMENTED);
+  }
+  if (first.bare === 0) return first.text;
+  const resolved = async (text: string) =>
+    jsonLines<{ explain: string }>(await session.run(`EXPLAIN QUERY TREE ${text}`, 'JSONEachRow')).filter((row) =>
+      /function_name: currentUser\b/.test(row.explain),
+    ).length;
+  const left = await resolved(first.text);
+  if (left === 0) return first.text; // the bare names are columns
+  const second = userCalls(print, true);
+  if (second.bare !== 0 || second.replaced - first.replaced !== left || (await resolved(second.text)) !== 0) {
+    throw new ReadonlyQueryRefused('currentUser without parentheses is not answered here: write currentUser()', NOT_IMPLEMENTED);
+  }
+  return second.text;
+}
+
+/** `print` with the calls of currentUser() and its aliases (and, with `bareToo`, their bare names) replaced. */
+function userCalls(print: string, bareToo: boolean): { text: string; replaced: number; bare: number } {
+  let text = '';
+  let replaced = 0;
+  let bare = 0;
+  let at = 0;
+  while (at < print.length) {
+    const char = print[at] as string;
+    if (char === "'" || char === '`' || char === '"') {
+      let end = at + 1;
+      while (end < print.length && print[end] !== char) end += print[end] === '\\' ? 2 : 1;
+      text += print.slice(at, end + 1);
+      at = end + 1;
+      continue;
+    }
+    if (!/\w/.test(char)) {
+      text += char;
+      at += 1;
+      continue;
+    }
+    let end = at;
+    while (end < print.length && /\w/.test(print[end] as string)) end += 1;
+    const word = print.slice(at, end);
+    const named = /^\d/.test(word) || text.endsWith('.') || print[end] === '.' || print[end] === ':' || /\bAS $/.test(text);
+    if (!named && isUserFunction(word) && print.startsWith('()', end)) {
+      text += `({${CURRENT_USER_PARAM}:String} AS \`${word}()\`)`;
+      replaced += 1;
+      at = end + 2;
+      continue;
+    }
+    if (!named && isUserFunction(word) && print[end] !== '(') {
+      if (bareToo) {
+        text += `({${CURRENT_USER_PARAM}:String} AS \`${word}\`)`;
+        replaced += 1;
+        at = end;
+        continue;
+      }
+      bare += 1;
+    }
+    text += word;
+    at = end;
+  }
+  return { text, replaced, bare };
+}

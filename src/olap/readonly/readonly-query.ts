@@ -5,6 +5,7 @@ import {
   type ReadonlyLimits,
   ReadonlyOutputTooLarge,
   type ReadonlySession,
+  type StreamProgress,
 } from './readonly-session.js';
 
 /** A query refused, or failed in the engine: its message is safe to show to the caller. */
@@ -171,6 +172,8 @@ export type ReadonlyStream = {
   format: string;
   /** The output, piece by piece; the session is closed when the loop ends, however it ends. */
   pieces: AsyncIterable<Uint8Array>;
+  /** What the engine has told of the statement so far (filled as the pieces come). */
+  progress: StreamProgress;
 };
 
 /**
@@ -218,7 +221,8 @@ export async function streamReadonlyQuery(
       limits.timeoutMs + (limits.graceMs ?? 1_000),
     );
     reader = await engineStep(() => engine.open({ ...limits, maxResultRows: limits.maxRows }, params));
-    const source = reader.stream(prepared.statement, prepared.format, signal);
+    const progress: StreamProgress = { resultRows: 0, resultBytes: 0 };
+    const source = reader.stream(prepared.statement, prepared.format, signal, progress);
     const pieces = (async function* () {
       try {
         for await (const piece of source) yield piece;
@@ -229,7 +233,7 @@ export async function streamReadonlyQuery(
         finish();
       }
     })();
-    return { format: prepared.format, pieces };
+    return { format: prepared.format, pieces, progress };
   } catch (error) {
     finish();
     throw error;

@@ -57,12 +57,19 @@ export type ReadonlySession = {
    * Runs one statement and yields its output in `format` as the engine writes it, piece by piece:
    * nothing is held beyond the piece in hand. Leaving the loop (or `signal`) cancels the query.
    */
-  stream(statement: string, format: string, signal?: AbortSignal): AsyncIterable<Uint8Array>;
+  stream(statement: string, format: string, signal?: AbortSignal, progress?: StreamProgress): AsyncIterable<Uint8Array>;
   /** Releases the session; a statement still running on it finishes first. */
   close(): void;
   /** Settles when no statement of the session runs in the engine any more. */
   idle(): Promise<void>;
 };
+
+/**
+ * What the engine tells of a streamed statement while it runs, filled as it runs (the ClickHouse
+ * interface's X-ClickHouse-Summary): result rows and bytes as the engine reports each piece, and a
+ * ClickHouse server's own summary header.
+ */
+export type StreamProgress = { resultRows: number; resultBytes: number; serverSummary?: Record<string, string> };
 
 /** The output of a statement passed its bound (ReadonlySession.runBounded). */
 export class ReadonlyOutputTooLarge extends Error {
@@ -159,7 +166,7 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
             running.delete(call);
           }
         },
-        stream(statement, format, signal) {
+        stream(statement, format, signal, progress) {
           // The statement and its FORMAT go as one text: the output comes as the server writes
           // it (exec), never parsed by the client. Our own text, checked: format is a name the
           // engine listed as an output format (ClickHouse interface).
@@ -174,6 +181,7 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
                 clickhouse_settings: { ...settings, cancel_http_readonly_queries_on_client_close: 1 },
                 ...(signal ? { abort_signal: signal } : {}),
               });
+              if (progress) progress.serverSummary = serverSummary(result.response_headers['x-clickhouse-summary']);
               for await (const piece of result.stream as AsyncIterable<Buffer>) yield piece;
             } finally {
               done();
@@ -189,6 +197,15 @@ export function serverReadonlyEngine(client: ClickHouseClient): ReadonlyEngine {
   };
 }
 
+/** A server's X-ClickHouse-Summary header, read; undefined when absent or not JSON. */
+function serverSummary(header: string | string[] | undefined): Record<string, string> | undefined {
+  try {
+    return typeof header === 'string' ? (JSON.parse(header) as Record<string, string>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The bytes of each JSONEachRow row of a server's result stream, with its line break. */
 async function* rowBytes(stream: AsyncIterable<{ text: string }[]>): AsyncGenerator<Uint8Array> {
   for await (const rows of stream) {
@@ -197,8 +214,14 @@ async function* rowBytes(stream: AsyncIterable<{ text: string }[]>): AsyncGenera
 }
 
 type ChdbSession = {
-  queryAsync(query: string, opts?: { format?: string }): Promise<{ text(): string; bytes(): Uint8Array }>;
-  queryStream(query: string, opts?: { format?: string; signal?: AbortSignal }): AsyncIterable<{ raw(): Uint8Array }>;
+  queryAsync(
+    query: string,
+    opts?: { format?: string },
+  ): Promise<{ text(): string; bytes(): Uint8Array; rowsRead: number; bytesRead: number }>;
+  queryStream(
+    query: string,
+    opts?: { format?: string; signal?: AbortSignal },
+  ): AsyncIterable<{ raw(): Uint8Array; numRows: number; numBytes: number }>;
   close(): void;
 };
 type ChdbModule = { Session: new (path: string) => ChdbSession };
@@ -270,7 +293,7 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
           );
           return call;
         },
-        stream(statement, format, signal) {
+        stream(statement, format, signal, progress) {
           // chdb's stream ends its cursor (cancelling the query) when the loop is left or the
           // signal fires; the session stays busy until then.
           let done: () => void = () => {};
@@ -282,10 +305,18 @@ export function chdbReadonlyEngine(dataPath: string): ReadonlyEngine {
               // chDB streams only SELECTs ("Streaming query is not supported" for DESCRIBE): a
               // DESCRIBE, a few rows, is answered whole.
               if (statement.startsWith('DESCRIBE ')) {
-                yield (await session.queryAsync(statement, { format })).bytes();
+                const whole = await session.queryAsync(statement, { format });
+                if (progress) Object.assign(progress, { resultRows: whole.rowsRead, resultBytes: whole.bytesRead });
+                yield whole.bytes();
                 return;
               }
-              for await (const chunk of session.queryStream(statement, { format, ...(signal ? { signal } : {}) })) yield chunk.raw();
+              for await (const chunk of session.queryStream(statement, { format, ...(signal ? { signal } : {}) })) {
+                if (progress) {
+                  progress.resultRows += chunk.numRows;
+                  progress.resultBytes += chunk.numBytes;
+                }
+                yield chunk.raw();
+              }
             } finally {
               done();
             }

@@ -128,8 +128,31 @@ export function judgeTenantAst(rows: string[], catalog: TenantCatalog, reach: Te
 }
 
 function refusedTable(name: string): AstVerdict {
+  // The access tables are refused in a server's words to a user without the grant to see them.
+  const access = ACCESS_TABLES[name];
+  if (access)
+    return {
+      ok: false,
+      reason: `Not enough privileges. To execute this query, it's necessary to have the grant ${access} ON *.*`,
+      code: ACCESS_DENIED,
+    };
   return { ok: false, reason: `the table ${name} is not readable here; readable: ${TENANT_TABLES.join(', ')}`, code: ACCESS_DENIED };
 }
+
+/** System tables of users, roles and grants, and the grant a server asks before it shows them. */
+const ACCESS_TABLES: Record<string, string> = {
+  'system.users': 'SHOW USERS',
+  'system.user_directories': 'SHOW USERS',
+  'system.grants': 'SHOW USERS',
+  'system.roles': 'SHOW ROLES',
+  'system.role_grants': 'SHOW ROLES',
+  'system.quotas': 'SHOW QUOTAS',
+  'system.quota_limits': 'SHOW QUOTAS',
+  'system.quotas_usage': 'SHOW QUOTAS',
+  'system.settings_profiles': 'SHOW SETTINGS PROFILES',
+  'system.settings_profile_elements': 'SHOW SETTINGS PROFILES',
+  'system.row_policies': 'SHOW ROW POLICIES',
+};
 
 /**
  * Judges `EXPLAIN QUERY TREE` rows (the analyzer's resolution): every storage read (`TABLE`) is an
