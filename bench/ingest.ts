@@ -74,7 +74,9 @@ const usage = `npm run bench:ingest -- [options]
   --cpu-prof DIR            write V8 CPU profiles of the service processes into DIR
 Environment: BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379),
-             BENCH_NODE_ARGS (extra Node flags for the service process, e.g. --trace-gc)`;
+             BENCH_NODE_ARGS (extra Node flags for the service process, e.g. --trace-gc),
+             BENCH_LOG_LEVEL (the service's LOG_LEVEL, default silent; with info it writes its
+             one line per request as in production, into /dev/null)`;
 
 const { values: args } = parseArgs({
   options: {
@@ -199,7 +201,9 @@ class Child {
     // One directory per service and Node's default file names: a fixed --cpu-prof-name would be
     // used by the loader's worker thread too, whose profile then replaces the main thread's.
     if (cpuProf && options.cpuProfDir) execArgv.push('--cpu-prof', '--cpu-prof-dir', path.join(options.cpuProfDir, name));
-    const child = fork(path.join(here, script), [], { execArgv, env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // A service that logs (BENCH_LOG_LEVEL) writes its lines to /dev/null: their cost is measured, not their text.
+    const stdout = env.LOG_LEVEL !== undefined && env.LOG_LEVEL !== 'silent' ? 'ignore' : 'inherit';
+    const child = fork(path.join(here, script), [], { execArgv, env, stdio: ['ignore', stdout, 'inherit', 'ipc'] });
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start within 120 s`)), 120_000);
       child.once('message', (message: ReadyMessage) => {
@@ -633,7 +637,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
       QUEUE_PREFIX: queuePrefix,
       INGEST_WORKER_CONCURRENCY: '', // the default, as `npm start` runs it
       OPERATOR_TOKEN: operatorToken,
-      LOG_LEVEL: 'silent',
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
       // Per-key request budgets (where the service has them) so high that none is ever hit: the
       // limiter's own cost is measured, its limit is not (one key sends thousands of req/s here).
       RATE_LIMIT_INGEST: '100000000/s',
@@ -1117,7 +1121,7 @@ async function main() {
       '',
       `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB; ` +
         `PostgreSQL ${POSTGRES_URL.replace(/\/\/[^@]*@/, '//')}, Redis ${REDIS_URL}, ClickHouse: chDB in the service process`,
-      `options: ${JSON.stringify({ ...options, phases: [...options.phases], cpuProfDir: undefined })}`,
+      `options: ${JSON.stringify({ ...options, phases: [...options.phases], cpuProfDir: undefined, logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent' })}`,
       '',
       report(results),
       '',

@@ -9,6 +9,7 @@ import { LocalLiveFeed } from './live/live-feed.js';
 import { publishingSink } from './live/publishing-sink.js';
 import { encodedQuery } from './middleware/encoded-query.js';
 import { errorHandler } from './middleware/errors.js';
+import { hotPathRoutes } from './middleware/hot-path.js';
 import { BATCH_BODY_LIMIT_BYTES, BODY_LIMIT_BYTES, jsonBody } from './middleware/json-body.js';
 import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
@@ -39,13 +40,13 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
       return yaml;
     },
   };
-  // The ingestion routes, the hot path, get a router of their own that runs first: the request
-  // is matched against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
-  // path"). They stay in `api` too, which answers their other methods with 405.
-  const ingest = routesRouter(
+  // The ingestion routes, the hot path, are answered first by their exact path and method, with
+  // no router (middleware/hot-path.ts; BENCHMARKS.md, "Issue 31: request cost"). They stay in
+  // `api` too, which answers their other methods with 405.
+  const ingest = hotPathRoutes(
     routeDeps,
     ROUTES.filter((route) => route.hotPath),
-    { prefix: API_PREFIX },
+    API_PREFIX,
   );
   const api = routesRouter(
     routeDeps,
@@ -123,7 +124,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   });
   app.use(storable.checkPath);
   app.use(storable.checkQuery);
-  app.use(ingest.routes());
+  app.use(ingest);
   app.use(root.routes());
   app.use(api.routes());
   // A known path with another method: 405 with Allow (routes of all routers are known here).

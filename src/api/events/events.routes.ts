@@ -1,4 +1,3 @@
-import { uuidv7 } from 'uuidv7';
 import { z } from 'zod';
 import { type IngestEvent, toTrackedEvent } from '../../core/event.js';
 import { SinkUnavailableError } from '../../ingest/event-sink.js';
@@ -16,6 +15,7 @@ import type { RequestContext } from '../state.js';
 import { describeIssue, findUnstorableString, parseBody, parseQuery } from '../validation.js';
 import { batchResults, type Checked, leanBatchResultsJson } from './batch-results.js';
 import { type CheckedEvent, checkBatchEnvelope, checkEvent, checkTrackBody } from './event-check.js';
+import { newEventId } from './event-id.js';
 import { clockSkewMs, eventTime } from './event-time.js';
 import { BatchEventsResponse, TrackAnswer } from './events.responses.js';
 import {
@@ -37,7 +37,7 @@ type Received = { ms: number; iso: string };
 function toIngestEvent(projectId: string, body: CheckedEvent, createdAt: string, receivedAt: string): IngestEvent {
   return {
     project_id: projectId,
-    event_id: body.eventId ?? uuidv7(),
+    event_id: body.eventId ?? newEventId(),
     event_name: body.eventName,
     user_id: body.userId,
     properties: body.properties ?? null,

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import type { Config, RateLimit } from '../../core/config.js';
 import { AppError } from '../errors.js';
-import type { AppState, Caller, RequestContext } from '../state.js';
+import type { AppState, Budget, Caller, RequestContext } from '../state.js';
 
 /**
  * Rate limiting (SPEC 8.4, README "Rate limiting"), with rate-limiter-flexible: fixed windows,
@@ -30,13 +30,86 @@ type PendingCharge = { resolve: (verdict: Verdict) => void; reject: (error: unkn
 
 /**
  * One budget: `points` per fixed window, counted per subject (a project, an account, an IP).
+ * A charge answers at once (a verdict) when the counts live in this process, or later (a promise)
+ * when they live in Redis.
+ */
+export interface Counter {
+  readonly limit: NonNullable<RateLimit>;
+  /** Counts one request. */
+  consume(subject: string): Verdict | Promise<Verdict>;
+  /** The subject's state when its budget is spent for this window; null while some is left. */
+  spent(subject: string): Verdict | null | Promise<Verdict | null>;
+  /** `100 per second`, for the 429's reason. */
+  describe(): string;
+}
+
+function describeLimit({ points, windowSeconds }: NonNullable<RateLimit>): string {
+  const window = windowSeconds === 1 ? 'second' : windowSeconds === 60 ? 'minute' : `${windowSeconds} s`;
+  return `${points} per ${window}`;
+}
+
+/**
+ * The counts of one budget in this process's memory (no REDIS_URL: one process serves the API).
+ * Fixed windows as rate-limiter-flexible's RateLimiterMemory counts them (a subject's window
+ * starts with its first request and lasts `windowSeconds`), with the same verdicts, but charged
+ * synchronously: no promise, timer or result object per request. The limiter's promise chain
+ * and its per-subject coalescing were the largest middleware cost of an ingestion request
+ * (BENCHMARKS.md, "Issue 31: request cost"). Ended windows are swept once per window.
+ */
+export class InProcessCounter implements Counter {
+  readonly #windows = new Map<string, { consumed: number; resetAt: number }>();
+  readonly #windowMs: number;
+  #nextSweep: number;
+
+  constructor(readonly limit: NonNullable<RateLimit>) {
+    this.#windowMs = limit.windowSeconds * 1000;
+    this.#nextSweep = Date.now() + this.#windowMs;
+  }
+
+  consume(subject: string): Verdict {
+    const now = Date.now();
+    if (now >= this.#nextSweep) this.#sweep(now);
+    let window = this.#windows.get(subject);
+    if (window === undefined || window.resetAt <= now) {
+      window = { consumed: 0, resetAt: now + this.#windowMs };
+      this.#windows.set(subject, window);
+    }
+    const number = ++window.consumed;
+    const allowed = number <= this.limit.points;
+    return {
+      allowed,
+      limit: this.limit.points,
+      remaining: allowed ? this.limit.points - number : 0,
+      msBeforeReset: window.resetAt - now,
+    };
+  }
+
+  spent(subject: string): Verdict | null {
+    const now = Date.now();
+    const window = this.#windows.get(subject);
+    if (window === undefined || window.resetAt <= now || window.consumed < this.limit.points) return null;
+    return { allowed: false, limit: this.limit.points, remaining: 0, msBeforeReset: window.resetAt - now };
+  }
+
+  describe(): string {
+    return describeLimit(this.limit);
+  }
+
+  #sweep(now: number): void {
+    for (const [subject, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(subject);
+    this.#nextSweep = now + this.#windowMs;
+  }
+}
+
+/**
+ * One budget counted in Redis, shared by every API process (rate-limiter-flexible).
  *
  * Charges are coalesced per subject: while one charge of a subject is on its way to the store,
  * the next requests of that subject wait and then go together as one charge of n points. A busy
  * API key thus costs one Redis round trip per round trip, not one per request (measured as a
  * large share of the ingestion path's cost, BENCHMARKS.md), and the count stays exact.
  */
-class Counter {
+class SharedCounter implements Counter {
   readonly #waiting = new Map<string, PendingCharge[]>();
   readonly #charging = new Set<string>();
 
@@ -102,16 +175,11 @@ class Counter {
     });
   }
 
-  /** The subject's state when its budget is spent for this window; null while some is left. */
   async spent(subject: string): Promise<Verdict | null> {
     const res = await this.limiter.get(subject);
     if (!res || res.consumedPoints < this.limit.points) return null;
-    return this.verdict(false, res);
-  }
-
-  private verdict(allowed: boolean, res: RateLimiterRes): Verdict {
     return {
-      allowed,
+      allowed: false,
       limit: this.limit.points,
       remaining: Math.max(0, Math.min(this.limit.points, res.remainingPoints)),
       msBeforeReset: Math.max(0, res.msBeforeNext),
@@ -119,9 +187,7 @@ class Counter {
   }
 
   describe(): string {
-    const { points, windowSeconds } = this.limit;
-    const window = windowSeconds === 1 ? 'second' : windowSeconds === 60 ? 'minute' : `${windowSeconds} s`;
-    return `${points} per ${window}`;
+    return describeLimit(this.limit);
   }
 }
 
@@ -146,9 +212,9 @@ export class RateLimits {
     this.trustedProxyHops = settings.trustedProxyHops;
     const counter = (name: string, limit: RateLimit): Counter | undefined => {
       if (!limit) return undefined;
+      if (!redis) return new InProcessCounter(limit);
       const options = { points: limit.points, duration: limit.windowSeconds };
       const memory = new RateLimiterMemory({ ...options, keyPrefix: `ratelimit:${name}` });
-      if (!redis) return new Counter(limit, memory);
       const store = new RateLimiterRedis({
         ...options,
         storeClient: redis.client,
@@ -160,7 +226,7 @@ export class RateLimits {
         // without a Redis round trip per excess request.
         inMemoryBlockOnConsumed: limit.points + 1,
       });
-      return new Counter(limit, new RLWrapperTimeouts({ limiter: store, timeoutMs: REDIS_TIMEOUT_MS }));
+      return new SharedCounter(limit, new RLWrapperTimeouts({ limiter: store, timeoutMs: REDIS_TIMEOUT_MS }));
     };
     this.ingest = counter('ingest', settings.ingest);
     this.api = counter('api', settings.api);
@@ -233,34 +299,29 @@ export function clientIp(ctx: RequestContext, hops: number): string {
  */
 export function rateLimiting(limits: RateLimits, isLimited: (path: string) => boolean): Middleware<AppState> {
   const suspects = new RecentFailures(limits.authFailures ? limits.authFailures.limit.windowSeconds * 1000 : 0);
+  const failures = limits.authFailures;
+  const charge = chargeOf(limits);
   return async (ctx, next) => {
     if (!isLimited(ctx.path)) return next();
-    const failures = limits.authFailures;
-    const ip = clientIp(ctx, limits.trustedProxyHops);
     // Only addresses that failed here within the window are looked up: a Redis round trip on
     // every request was measured as a large share of the ingestion path's cost (BENCHMARKS.md).
     // An address that failed only on other processes gets at most one more try here, whose 401
-    // puts it on this list.
-    if (failures && suspects.has(ip)) {
-      const spent = await failures.spent(ip);
-      if (spent) throw tooManyRequests(spent, `failed authentication from this address (at most ${failures.describe()})`);
+    // puts it on this list. While the list is empty (the common case) the address is not even read.
+    if (failures && suspects.size > 0) {
+      const ip = clientIp(ctx, limits.trustedProxyHops);
+      if (suspects.has(ip)) {
+        const spent = await failures.spent(ip);
+        if (spent) throw tooManyRequests(spent, `failed authentication from this address (at most ${failures.describe()})`);
+      }
     }
 
-    ctx.state.rateLimit = async (caller, budget) => {
-      const counter = limits[budget];
-      if (!counter) return;
-      const verdict = await counter.consume(subjectOf(caller));
-      if (!verdict.allowed) {
-        const what = budget === 'ingest' ? 'event ingestion' : 'requests';
-        throw tooManyRequests(verdict, `${what} over the limit of this ${CALLER_NOUN[caller.kind]} (${counter.describe()})`);
-      }
-      setRateLimitHeaders(ctx, verdict);
-    };
+    ctx.state.rateLimit = (caller, budget) => charge(ctx, caller, budget);
 
     try {
       await next();
     } catch (error) {
       if (failures && error instanceof AppError && error.status === 401) {
+        const ip = clientIp(ctx, limits.trustedProxyHops);
         suspects.add(ip);
         const verdict = await failures.consume(ip);
         throw new AppError(401, error.reason, { ...error.headers, ...rateLimitHeaders(verdict) });
@@ -270,11 +331,44 @@ export function rateLimiting(limits: RateLimits, isLimited: (path: string) => bo
   };
 }
 
+const CHARGED: Promise<void> = Promise.resolve();
+
+/**
+ * Charges the caller's budget: sets the RateLimit-* headers, or refuses with 429. With the counts
+ * in this process the verdict is known at once and an allowed request gets an already settled
+ * promise (no promise chain per request); with Redis it waits for the store.
+ */
+function chargeOf(limits: RateLimits) {
+  const apply = (ctx: RequestContext, caller: Caller, budget: Budget, counter: Counter, verdict: Verdict): void => {
+    if (!verdict.allowed) {
+      const what = budget === 'ingest' ? 'event ingestion' : 'requests';
+      throw tooManyRequests(verdict, `${what} over the limit of this ${CALLER_NOUN[caller.kind]} (${counter.describe()})`);
+    }
+    setRateLimitHeaders(ctx, verdict);
+  };
+  return (ctx: RequestContext, caller: Caller, budget: Budget): Promise<void> => {
+    const counter = limits[budget];
+    if (!counter) return CHARGED;
+    const verdict = counter.consume(subjectOf(caller));
+    if (verdict instanceof Promise) return verdict.then((settled) => apply(ctx, caller, budget, counter, settled));
+    try {
+      apply(ctx, caller, budget, counter, verdict);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return CHARGED;
+  };
+}
+
 /** Addresses with a failed authentication on this process within the window (bounded). */
 class RecentFailures {
   static readonly MAX = 100_000;
   readonly #until = new Map<string, number>();
   constructor(private readonly windowMs: number) {}
+
+  get size(): number {
+    return this.#until.size;
+  }
 
   add(ip: string): void {
     this.#until.delete(ip);

@@ -12,10 +12,13 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * it, and logs one line when the response is done. Headers are not logged: they carry keys.
  *
  * Every request passes here, so it does no work it does not need (BENCHMARKS.md, "BullMQ request
- * path"): the log line's object is built only when the level logs it, and the clock is a double
- * (performance.now), not a BigInt.
+ * path" and "Issue 31: request cost"): the log line's object is built only when the level logs it,
+ * the clock is a double (performance.now), not a BigInt, and the line is written by a child logger
+ * without the redaction paths: its fields are fixed here and none is a secret, and matching the
+ * redaction's wildcard paths against every request's object cost 40 % of the line (about 3 of 7 µs).
  */
 export function requestLog(logger: Logger, telemetry?: Telemetry): Middleware<AppState> {
+  const requests = logger.child({}, { redact: { paths: [] } });
   return async (ctx, next) => {
     const started = performance.now();
     const given = ctx.get('x-request-id');
@@ -33,8 +36,8 @@ export function requestLog(logger: Logger, telemetry?: Telemetry): Middleware<Ap
         telemetry.httpRequests.inc(labels);
         telemetry.httpDuration.observe(labels, durationMs / 1000);
       }
-      if (logger.isLevelEnabled('info')) {
-        logger.info(
+      if (requests.isLevelEnabled('info')) {
+        requests.info(
           {
             requestId,
             method: ctx.method,
