@@ -3,7 +3,7 @@ import { Router, type RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
 import { adminAuth, apiKeyAuth, operatorAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { ADMIN_TOKEN, API_KEY, OPERATOR_TOKEN, PUBLIC, type Route } from './openapi/building-blocks.js';
+import { ADMIN_TOKEN, API_KEY, OPERATOR_TOKEN, PUBLIC, type Route } from './shared/building-blocks.js';
 import type { AppState, RequestContext } from './state.js';
 
 /*

@@ -155,6 +155,9 @@ export const queryBoolean = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
 
+/** An email address as requests give it (votes, feedback, SDK users, members). */
+export const emailSchema = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
+
 /** A user id of the client app: an opaque, non-empty string (SPEC 8.1). */
 export const userIdSchema = z
   .string({ error: 'must be a string' })

@@ -8,7 +8,7 @@ import {
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { defaultError, describe, error, json, ProjectPath, projectId, projectRefused } from '../openapi/building-blocks.js';
+import { defaultError, describe, error, json, ProjectPath, projectId, projectRefused } from '../shared/building-blocks.js';
 import { isUuid } from '../validation.js';
 import { presentClickhouseCredential } from './credentials.presenter.js';
 import { ClickhouseCredentialResponse, NewClickhouseCredentialResponse } from './credentials.responses.js';

@@ -4,13 +4,13 @@ import { API_PREFIX } from '../api-prefix.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import { presentComment, presentFeedback } from '../feedback/feedback.presenter.js';
-import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
-import { describe, error, feedbackId, json, ProjectPath, projectId } from '../openapi/building-blocks.js';
+import { describe, error, feedbackId, json, ProjectPath, projectId } from '../shared/building-blocks.js';
+import { presentProjectDeletion } from '../shared/data-rights.presenter.js';
+import { dataRightsErrors, ProjectDeletionResponse } from '../shared/data-rights.responses.js';
+import { presentComment, presentFeedback } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseQuery } from '../validation.js';
-import { presentProjectDeletion } from './data-rights.presenter.js';
-import { dataRightsErrors, ProjectDeletionResponse } from './data-rights.responses.js';
 import { DeleteProjectQuery } from './deletion.schema.js';
 
 function uuidParam(ctx: RequestContext, name: string, what: string): string {

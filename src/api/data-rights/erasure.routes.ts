@@ -4,10 +4,10 @@ import { API_PREFIX } from '../api-prefix.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, notFound } from '../errors.js';
-import { describe, error, json, projectId } from '../openapi/building-blocks.js';
+import { describe, error, json, projectId } from '../shared/building-blocks.js';
+import { presentErasure } from '../shared/data-rights.presenter.js';
+import { dataRightsErrors, ErasureResponse } from '../shared/data-rights.responses.js';
 import { isUuid, userIdSchema } from '../validation.js';
-import { presentErasure } from './data-rights.presenter.js';
-import { dataRightsErrors, ErasureResponse } from './data-rights.responses.js';
 
 const erasureLocation = {
   Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } },

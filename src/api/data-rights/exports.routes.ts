@@ -8,10 +8,10 @@ import { FEEDBACK_EXPORT_COLUMNS, feedbackExportBatches, SDK_USER_EXPORT_COLUMNS
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest } from '../errors.js';
-import { describe, error, ProjectPath } from '../openapi/building-blocks.js';
+import { describe, error, ProjectPath } from '../shared/building-blocks.js';
+import { dataRightsErrors } from '../shared/data-rights.responses.js';
 import type { RequestContext } from '../state.js';
 import { parseQuery } from '../validation.js';
-import { dataRightsErrors } from './data-rights.responses.js';
 import { EXPORT_CONTENT_TYPES, encodeRows, startedStream } from './export-stream.js';
 import { EventsExportQuery, TABLE_EXPORT_FORMATS, TableExportQuery } from './exports.schema.js';
 

@@ -4,10 +4,10 @@ import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { conflict, notFound, paymentRequired } from '../errors.js';
-import { defaultError, describe, error, json, ProjectPath } from '../openapi/building-blocks.js';
+import { defaultError, describe, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { presentDelivery } from '../shared/deliveries.presenter.js';
+import { DeliveryResponse } from '../shared/deliveries.responses.js';
 import { isUuid, parseQuery } from '../validation.js';
-import { presentDelivery } from './deliveries.presenter.js';
-import { DeliveryResponse } from './deliveries.responses.js';
 import { ListDeliveriesQuery } from './deliveries.schema.js';
 
 const deliveryShape = ListDeliveriesQuery.shape;

@@ -6,21 +6,14 @@ import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { keyProject } from '../auth.js';
 import { defineRoute, type RouteDeps } from '../define-route.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
-import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
-import { publicUserId } from '../identity/anonymous-alias.js';
-import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../openapi/building-blocks.js';
+import { actingUser, viewerOf } from '../shared/acting-user.js';
+import { publicUserId } from '../shared/anonymous-alias.js';
+import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../shared/building-blocks.js';
+import { presentComment, presentFeedback, presentVote } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse, VoteResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { viewerOf as headerViewer } from '../viewer.js';
-import { presentComment, presentFeedback, presentVote } from './feedback.presenter.js';
-import { CommentResponse, FeedbackResponse, VoteResponse } from './feedback.responses.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody, RemoveVoteQuery } from './feedback.schema.js';
-
-/**
- * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
- * user takes its place (docs/widget.md).
- */
-const viewerOf = (ctx: RequestContext) => signedViewer(ctx, headerViewer(ctx));
 
 /**
  * The public board's hidden field: people never see it, naive bots fill it in. Only requests with

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES, OWNER_FEEDBACK_SORTS } from '../../oltp/feedback.row.js';
-import { bodySchema, queryBoolean, userIdSchema } from '../validation.js';
+import { bodySchema, emailSchema, queryBoolean, userIdSchema } from '../validation.js';
 
-const email = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
+const email = emailSchema;
 const optionalEmail = email.nullish().transform((value) => value ?? undefined);
 
 /** GET /feedbacks query (SPEC 4.1); names read verbatim. */
@@ -95,23 +95,6 @@ export const AddCommentBody = bodySchema({
   isAdmin: z.boolean({ error: 'must be a boolean' }).optional().default(false),
 });
 export type AddCommentBody = z.infer<typeof AddCommentBody>;
-
-/**
- * POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. The
- * origin's Kotlin SDK registers `{ email, name, external_id, metadata }`: `external_id` is read as
- * `userId`; `email` and `name` are kept (given as null, they clear the stored one; omitted, they
- * stay); `metadata` is not part of the SDK user and is ignored (docs/clients.md).
- */
-export const RegisterUserBody = bodySchema(
-  {
-    userId: userIdSchema,
-    mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
-    email: email.nullable().optional(),
-    name: z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').nullable().optional(),
-  },
-  { externalId: 'userId' },
-);
-export type RegisterUserBody = z.infer<typeof RegisterUserBody>;
 
 /** PATCH /projects/:id/feedbacks/:feedbackId body (admin). */
 export const UpdateFeedbackBody = bodySchema({

@@ -5,21 +5,11 @@ import { listVoters } from '../../oltp/votes.repo.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  feedbackId,
-  json,
-  ProjectPath,
-  projectId,
-  withFieldDocs,
-} from '../openapi/building-blocks.js';
+import { body, defaultError, describe, error, feedbackId, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
+import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
-import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from './feedback.responses.js';
 import { FeedbackListQuery } from './feedback.routes.js';
 import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
 

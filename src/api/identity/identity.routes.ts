@@ -6,11 +6,11 @@ import { findPublicBoard, type Project, replaceIdentitySecret, replacePublishabl
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { presentFeedback } from '../feedback/feedback.presenter.js';
-import { FeedbackResponse } from '../feedback/feedback.responses.js';
-import { defaultError, error, feedbackId, json, ProjectPath } from '../openapi/building-blocks.js';
-import { presentProject } from '../projects/projects.presenter.js';
-import { ProjectResponse } from '../projects/projects.responses.js';
+import { defaultError, error, feedbackId, json, ProjectPath } from '../shared/building-blocks.js';
+import { presentFeedback } from '../shared/feedback.presenter.js';
+import { FeedbackResponse } from '../shared/feedback.responses.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse } from '../shared/projects.responses.js';
 import type { RequestContext } from '../state.js';
 import { isUuid } from '../validation.js';
 

@@ -14,9 +14,6 @@ import { listVoters } from '../../oltp/votes.repo.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound, unauthorized } from '../errors.js';
-import { ErrorBody } from '../errors.responses.js';
-import { liveStream } from '../live/live.stream.js';
-import { MetricsErrorBody } from '../metrics/metrics.responses.js';
 import {
   body,
   defaultError,
@@ -27,7 +24,8 @@ import {
   ProjectPath,
   projectId,
   projectRefused,
-} from '../openapi/building-blocks.js';
+} from '../shared/building-blocks.js';
+import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import type { RequestContext } from '../state.js';
 import { isUuid, parseBody, readQuery } from '../validation.js';
 import { impactAnswer, shipDatesAnswer } from './impact.service.js';
@@ -42,6 +40,7 @@ import {
 } from './insights.responses.js';
 import { FunnelBody, ImpactLinkBody, PathsBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
 import { eventNamesAnswer, funnelAnswer, pathsAnswer, retentionAnswer } from './insights.service.js';
+import { liveStream } from './live.stream.js';
 import { presentSavedQuery } from './saved-queries.presenter.js';
 
 /** Query parameters in the metrics API's way (either casing, each at most once), refused in its body. */

@@ -14,8 +14,6 @@ import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { presentDelivery } from '../deliveries/deliveries.presenter.js';
-import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
 import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import {
   body,
@@ -27,7 +25,9 @@ import {
   projectId,
   projectRefused,
   withFieldDocs,
-} from '../openapi/building-blocks.js';
+} from '../shared/building-blocks.js';
+import { presentDelivery } from '../shared/deliveries.presenter.js';
+import { DeliveryResponse } from '../shared/deliveries.responses.js';
 import type { RequestContext } from '../state.js';
 import { camelKeys, isUuid, parseBody } from '../validation.js';
 import { presentIntegration } from './integrations.presenter.js';

@@ -15,7 +15,7 @@ import {
   projectId,
   projectRefused,
   withFieldDocs,
-} from '../openapi/building-blocks.js';
+} from '../shared/building-blocks.js';
 import { isUuid, parseBody } from '../validation.js';
 import { presentMember } from './members.presenter.js';
 import { MemberResponse, MemberWithAdminTokenResponse } from './members.responses.js';

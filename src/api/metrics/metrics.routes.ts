@@ -3,11 +3,11 @@ import { MetricsError, type MetricsErrorCode } from '../../olap/metrics/metrics.
 import * as metrics from '../../olap/metrics/metrics.planner.js';
 import { keyProject, ownedProject } from '../auth.js';
 import { defineRoute, type RouteDefinition } from '../define-route.js';
-import { ErrorBody } from '../errors.responses.js';
-import { defaultError, error, json, ProjectPath } from '../openapi/building-blocks.js';
+import { defaultError, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import type { RequestContext } from '../state.js';
 import { readQuery } from '../validation.js';
-import { AdminMetrics, KeyMetrics, MetricsErrorBody, MetricsEventsFeed } from './metrics.responses.js';
+import { AdminMetrics, KeyMetrics, MetricsEventsFeed } from './metrics.responses.js';
 import { type MetricsQueries, metricsCode, metricsQueries } from './metrics.schema.js';
 
 const metricsError = (description: string) => json(description, MetricsErrorBody);

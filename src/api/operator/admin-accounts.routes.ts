@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { type AccountCursor, findAccountByEmail, issueAdminToken, listAccounts } from '../../oltp/admin-accounts.repo.js';
-import { AccountListResponse, IssuedAdminTokenResponse } from '../data-rights/data-rights.responses.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, notFound } from '../errors.js';
-import { describe, error, json } from '../openapi/building-blocks.js';
+import { presentAccount, presentAccountSummary } from '../shared/account.presenter.js';
+import { describe, error, json } from '../shared/building-blocks.js';
+import { AccountListResponse, IssuedAdminTokenResponse } from '../shared/data-rights.responses.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.js';
-import { presentAccount, presentAccountSummary } from './operator.presenter.js';
 
 const encodeCursor = (cursor: AccountCursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
 

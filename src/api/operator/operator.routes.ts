@@ -5,13 +5,13 @@ import { listDeadLetters } from '../../oltp/dead-letters.repo.js';
 import { updateProject } from '../../oltp/projects.repo.js';
 import { defineRoute } from '../define-route.js';
 import { conflict, notFound } from '../errors.js';
-import { body, defaultError, describe, error, json, withFieldDocs } from '../openapi/building-blocks.js';
-import { presentProject } from '../projects/projects.presenter.js';
-import { ProjectResponse } from '../projects/projects.responses.js';
+import { presentAccount, presentDeadLetters } from '../shared/account.presenter.js';
+import { AccountResponse, AccountWithAdminTokenResponse, DeadLettersResponse } from '../shared/account.responses.js';
+import { body, defaultError, describe, error, json, withFieldDocs } from '../shared/building-blocks.js';
+import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from '../shared/management.schema.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse } from '../shared/projects.responses.js';
 import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from './management.schema.js';
-import { presentAccount, presentDeadLetters } from './operator.presenter.js';
-import { AccountResponse, AccountWithAdminTokenResponse, DeadLettersResponse } from './operator.responses.js';
 
 const deadLetterShape = ListDeadLettersQuery.shape;
 

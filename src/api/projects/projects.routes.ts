@@ -5,12 +5,12 @@ import { createProject, listProjects, type Project, replaceApiKey, updateProject
 import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { paymentRequired, unauthorized } from '../errors.js';
-import { body, defaultError, error, json, ProjectPath } from '../openapi/building-blocks.js';
-import { CreateProjectBody, UpdateProjectBody } from '../operator/management.schema.js';
+import { body, defaultError, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { CreateProjectBody, UpdateProjectBody } from '../shared/management.schema.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse, ProjectWithApiKeyResponse } from '../shared/projects.responses.js';
 import type { RequestContext } from '../state.js';
 import { parseBody } from '../validation.js';
-import { presentProject } from './projects.presenter.js';
-import { ProjectResponse, ProjectWithApiKeyResponse } from './projects.responses.js';
 
 function accountOf(ctx: RequestContext) {
   const account = ctx.state.account;

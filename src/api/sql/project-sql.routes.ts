@@ -6,14 +6,14 @@ import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
 import { ownedProject } from '../auth.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
-import { error, json } from '../openapi/building-blocks.js';
+import { error, json } from '../shared/building-blocks.js';
+import { type ProjectSqlEcho, projectSqlScope } from '../shared/project-sql-scope.js';
 import { parseBody } from '../validation.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 import { answerSqlResult } from './sql-result-body.js';
 
-export { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
+export { type ProjectSqlEcho, projectSqlScope } from '../shared/project-sql-scope.js';
 
 /** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
 export const ProjectSqlResponse = AdhocSqlResponse.extend({

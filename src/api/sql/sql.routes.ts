@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AdhocQueryBusy, AdhocQueryRefused, createAdhocQueries } from '../../olap/readonly/adhoc-query.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
-import { body, defaultError, error, json, withFieldDocs } from '../openapi/building-blocks.js';
+import { body, defaultError, error, json, withFieldDocs } from '../shared/building-blocks.js';
 import { bodySchema, parseBody } from '../validation.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 import { answerSqlResult } from './sql-result-body.js';

@@ -4,7 +4,7 @@ import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import { type UnsubscribeLink, unsubscribe, unsubscribeLink } from '../../oltp/notifications.repo.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { defaultError, describe, error } from '../openapi/building-blocks.js';
+import { defaultError, describe, error } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
 import { isUuid } from '../validation.js';
 import { UnsubscribeLinkResponse, UnsubscribeResponse } from './unsubscribe.responses.js';

@@ -3,14 +3,14 @@ import { findSdkUser, listSdkUsers, registerSdkUser } from '../../oltp/sdk-users
 import { keyProject, ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { forbidden, notFound, unauthorized } from '../errors.js';
-import { RegisterUserBody } from '../feedback/feedback.schema.js';
-import { actingUser } from '../identity/acting-user.js';
-import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../openapi/building-blocks.js';
+
+import { actingUser } from '../shared/acting-user.js';
+import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
 import { parseBody, parseQuery } from '../validation.js';
 import { presentPublicSdkUser, presentRegisteredUser, presentSdkUser, presentSdkUserPage } from './users.presenter.js';
 import { PublicSdkUserResponse, SdkUserPageResponse, SdkUserResponse } from './users.responses.js';
-import { ListSdkUsersQuery } from './users.schema.js';
+import { ListSdkUsersQuery, RegisterUserBody } from './users.schema.js';
 
 const { shape } = ListSdkUsersQuery;
 const SdkUserListQuery = ListSdkUsersQuery.extend({

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { SDK_USER_SORTS, SORT_ORDERS } from '../../oltp/sdk-users.repo.js';
+import { bodySchema, emailSchema, userIdSchema } from '../validation.js';
+
+const email = emailSchema;
 
 /** GET /projects/:id/users query (admin token): one sorted page of the project's SDK users. */
 export const ListSdkUsersQuery = z.object({
@@ -21,3 +24,20 @@ export const ListSdkUsersQuery = z.object({
   offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional().default(0),
 });
 export type ListSdkUsersQuery = z.infer<typeof ListSdkUsersQuery>;
+
+/**
+ * POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. The
+ * origin's Kotlin SDK registers `{ email, name, external_id, metadata }`: `external_id` is read as
+ * `userId`; `email` and `name` are kept (given as null, they clear the stored one; omitted, they
+ * stay); `metadata` is not part of the SDK user and is ignored (docs/clients.md).
+ */
+export const RegisterUserBody = bodySchema(
+  {
+    userId: userIdSchema,
+    mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
+    email: email.nullable().optional(),
+    name: z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').nullable().optional(),
+  },
+  { externalId: 'userId' },
+);
+export type RegisterUserBody = z.infer<typeof RegisterUserBody>;

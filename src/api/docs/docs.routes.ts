@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { API_SERVER, describe, error, ROOT_SERVER } from './building-blocks.js';
+import { API_SERVER, describe, error, ROOT_SERVER } from '../shared/building-blocks.js';
 
 export const OPENAPI_PATH = '/openapi/openapi.yaml';
 export const DOCS_PATH = '/docs';

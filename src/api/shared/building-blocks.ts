@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { API_PREFIX } from '../api-prefix.js';
-import { ErrorBody } from '../errors.responses.js';
+import { ErrorBody } from './errors.responses.js';
 
 /*
  * What every route's OpenAPI description is made of: response and request-body helpers, the

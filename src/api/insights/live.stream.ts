@@ -6,9 +6,9 @@ import { ownedProject } from '../auth.js';
 import { perApp } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { BoundedEventWriter } from '../live/bounded-stream.js';
+import { LocalLiveFeed } from '../live/live-feed.js';
 import type { RequestContext } from '../state.js';
-import { BoundedEventWriter } from './bounded-stream.js';
-import { LocalLiveFeed } from './live-feed.js';
 
 /** Open streams per account in this process: the connection cap's ledger. */
 class StreamSlots {
