@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
+import { badRequest, notFound } from './errors.js';
 
 const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -145,6 +145,28 @@ export function readQuery(
  */
 export function parseQuery<T extends z.ZodObject>(schema: T, query: RawQuery): z.infer<T> {
   const input = readQuery(query, Object.keys(schema.shape), (name, problem) => badRequest(`${name}: ${problem}`));
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(describeIssue(result.error, input));
+  return result.data;
+}
+
+/**
+ * Validates path parameters against their object schema. A refusal is a 404 whose reason is the
+ * schema's message (`feedback not found`): a malformed id names nothing, like an unknown one.
+ */
+export function parseParams<T extends z.ZodObject>(schema: T, params: Record<string, string | undefined>): z.infer<T> {
+  const result = schema.safeParse(params);
+  if (!result.success) throw notFound(result.error.issues[0]?.message ?? 'not found');
+  return result.data;
+}
+
+/**
+ * Validates request headers against an object schema whose keys are the headers' names (any
+ * letter case on the wire); an absent or empty header is undefined. A refusal is a 400 naming it.
+ */
+export function parseHeaders<T extends z.ZodObject>(schema: T, ctx: { get(name: string): string }): z.infer<T> {
+  const input: Record<string, string | undefined> = {};
+  for (const name of Object.keys(schema.shape)) input[name] = ctx.get(name) || undefined;
   const result = schema.safeParse(input);
   if (!result.success) throw badRequest(describeIssue(result.error, input));
   return result.data;

@@ -8,11 +8,10 @@ import { defineRoute, type RouteDeps } from '../define-route.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
 import { actingUser, viewerOf } from '../shared/acting-user.js';
 import { publicUserId } from '../shared/anonymous-alias.js';
-import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../shared/building-blocks.js';
+import { body, defaultError, describe, error, feedbackId, json, optionalBody, withFieldDocs } from '../shared/building-blocks.js';
 import { presentComment, presentFeedback, presentVote } from '../shared/feedback.presenter.js';
 import { CommentResponse, FeedbackResponse, VoteResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody, RemoveVoteQuery } from './feedback.schema.js';
 
 /**
@@ -24,13 +23,6 @@ function refuseHoneypot(ctx: RequestContext) {
   if (ctx.state.publishableKey && typeof body?.website === 'string' && body.website !== '') {
     throw badRequest('website: must be empty');
   }
-}
-
-/** A malformed id cannot name an item, so it is a 404 like any missing one. */
-function itemId(ctx: RequestContext): string {
-  const id = ctx.params.id ?? '';
-  if (!isUuid(id)) throw notFound('feedback not found');
-  return id;
 }
 
 /** Writes to an archived project are refused (SPEC 3): it is read-only. */
@@ -62,17 +54,15 @@ function clientComment(ctx: RequestContext, row: Parameters<typeof presentCommen
  * one, the `user_id` query parameter (the origin's Kotlin SDK sends no body, docs/clients.md).
  * Both given and different is a 400, never a guess.
  */
-function unvotingUser(ctx: RequestContext): string {
-  const fromQuery = parseQuery(RemoveVoteQuery, ctx.query).user_id;
-  const raw = ctx.request.body as unknown;
-  const noBody =
-    raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw as object).length === 0);
-  if (noBody && fromQuery !== undefined) return fromQuery;
-  const { userId } = parseBody(RemoveVoteBody, raw);
-  if (fromQuery !== undefined && fromQuery !== userId) {
+function unvotingUser(fromQuery: string | undefined, fromBody: string | undefined): string {
+  if (fromBody === undefined) {
+    if (fromQuery === undefined) throw badRequest('userId: is required');
+    return fromQuery;
+  }
+  if (fromQuery !== undefined && fromQuery !== fromBody) {
     throw badRequest('userId: must be given once: the body’s userId and the user_id query parameter disagree');
   }
-  return userId;
+  return fromBody;
 }
 
 const UnvoteQuery = z.object({
@@ -132,8 +122,7 @@ export const feedbackRoutes = [
       403: error('The project is suspended.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const query = parseQuery(ListFeedbacksQuery, ctx.query);
+    handler: async (ctx, { sql }, { query }) => {
       const viewer = viewerOf(ctx);
       const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewer);
       ctx.body = rows.map((row) => clientFeedback(ctx, row, viewer));
@@ -165,9 +154,8 @@ export const feedbackRoutes = [
       403: error('The project is suspended or archived.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
+    handler: async (ctx, deps, { body }) => {
       refuseHoneypot(ctx);
-      const body = parseBody(CreateFeedbackBody, ctx.request.body);
       const viewer = viewerOf(ctx);
       assertWritable(ctx);
       const project = keyProject(ctx);
@@ -198,9 +186,9 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { params }) => {
       const viewer = viewerOf(ctx);
-      const row = await findFeedback(sql, keyProject(ctx).id, itemId(ctx), viewer);
+      const row = await findFeedback(sql, keyProject(ctx).id, params.id, viewer);
       // An anonymous submission awaiting approval is its author's alone until an owner approves it.
       if (!row || heldFrom(row, viewer)) throw notFound('feedback not found');
       ctx.body = clientFeedback(ctx, row, viewer);
@@ -232,12 +220,10 @@ export const feedbackRoutes = [
       409: error('The user has already voted on this item.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
-      const body = parseBody(AddVoteBody, ctx.request.body);
+    handler: async (ctx, deps, { params, body }) => {
       assertWritable(ctx);
       const user = await acting(ctx, deps, body.userId);
-      const result = await addVote(deps.sql, keyProject(ctx).id, id, { ...body, email: body.email ?? user.email });
+      const result = await addVote(deps.sql, keyProject(ctx).id, params.id, { ...body, email: body.email ?? user.email });
       switch (result.kind) {
         case 'not_found':
           throw notFound('feedback not found');
@@ -263,14 +249,13 @@ export const feedbackRoutes = [
     description: 'Idempotent: removing a vote that does not exist answers the current count.',
     params: FeedbackPath,
     query: UnvoteQuery,
-    body: {
-      ...body(
+    body: optionalBody(
+      body(
         RemoveVoteBody,
         'RemoveVoteRequest',
         'A JSON body sent with DELETE (SPEC 4.5); optional when the `user_id` query parameter names the user.',
       ),
-      required: false,
-    },
+    ),
     responses: {
       200: json('The vote state, with `has_voted` false.', VoteResponse),
       400: error('Validation failed; the reason names the field.'),
@@ -279,12 +264,11 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
-      const userId = unvotingUser(ctx);
+    handler: async (ctx, deps, { params, query, body }) => {
+      const userId = unvotingUser(query.user_id, body?.userId);
       assertWritable(ctx);
       await acting(ctx, deps, userId);
-      const vote = await removeVote(deps.sql, keyProject(ctx).id, id, userId);
+      const vote = await removeVote(deps.sql, keyProject(ctx).id, params.id, userId);
       if (!vote) throw notFound('feedback not found');
       ctx.body = presentVote(vote);
     },
@@ -309,9 +293,9 @@ export const feedbackRoutes = [
       default: defaultError,
     },
     headers: ViewerHeader,
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { params }) => {
       const viewer = viewerOf(ctx);
-      const rows = await listComments(sql, keyProject(ctx).id, itemId(ctx), { userId: viewer });
+      const rows = await listComments(sql, keyProject(ctx).id, params.id, { userId: viewer });
       if (!rows) throw notFound('feedback not found');
       ctx.body = rows.map((row) => clientComment(ctx, row, viewer));
     },
@@ -334,14 +318,12 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
+    handler: async (ctx, deps, { params, body }) => {
       refuseHoneypot(ctx);
-      const body = parseBody(AddCommentBody, ctx.request.body);
       assertWritable(ctx);
       await acting(ctx, deps, body.userId);
       if (body.isAdmin && ctx.state.publishableKey) throw forbidden('isAdmin: a publishable key cannot post as the app’s team');
-      const comment = await addComment(deps.sql, keyProject(ctx).id, id, body);
+      const comment = await addComment(deps.sql, keyProject(ctx).id, params.id, body);
       if (!comment) throw notFound('feedback not found');
       ctx.body = clientComment(ctx, comment, body.userId);
     },

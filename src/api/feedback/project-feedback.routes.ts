@@ -2,22 +2,14 @@ import { z } from 'zod';
 import { addOwnerReply, listComments } from '../../oltp/comments.repo.js';
 import { countFeedbacksByStatus, findFeedback, listFeedbacks, mergeFeedback, updateFeedbackStatus } from '../../oltp/feedback.repo.js';
 import { listVoters } from '../../oltp/votes.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 import { body, defaultError, describe, error, feedbackId, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
 import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from '../shared/feedback.presenter.js';
 import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
 import { FeedbackListQuery } from './feedback.routes.js';
 import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
-
-function feedbackIdParam(ctx: RequestContext): string {
-  const id = ctx.params.feedbackId ?? '';
-  if (!isUuid(id)) throw notFound('feedback not found');
-  return id;
-}
 
 /** The author of an owner's reply: the token's account, and its member when a member's token is used. */
 function replyAuthor(ctx: RequestContext) {
@@ -60,7 +52,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listProjectFeedbacks',
     tags: ['Projects'],
     summary: 'List a project’s feedback',
@@ -71,14 +63,9 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(ProjectFeedbacksQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       const rows = await listFeedbacks(sql, project.id, query, undefined);
       ctx.body = rows.map(presentFeedback);
     },
@@ -87,7 +74,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/counts',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'countProjectFeedbacks',
     tags: ['Projects'],
     summary: 'Count a project’s feedback per status',
@@ -98,21 +85,16 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('Items per status.', StatusCountsResponse),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(FeedbackCountsQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       ctx.body = presentStatusCounts(await countFeedbacksByStatus(sql, project.id, query));
     },
   }),
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'getProjectFeedback',
     tags: ['Projects'],
     summary: 'Get one feedback item',
@@ -120,14 +102,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The item.', FeedbackResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const row = await findFeedback(sql, project.id, feedbackIdParam(ctx), undefined);
+    handler: async (ctx, { sql }, { project, params }) => {
+      const row = await findFeedback(sql, project.id, params.feedbackId, undefined);
       if (!row) throw notFound('feedback not found');
       ctx.body = presentFeedback(row);
     },
@@ -135,7 +114,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId/votes',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listFeedbackVoters',
     tags: ['Projects'],
     summary: 'List a feedback item’s voters with their MRR',
@@ -144,14 +123,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The voters.', VotersResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
+    handler: async (ctx, { sql }, { project, params }) => {
+      const id = params.feedbackId;
       const voters = await listVoters(sql, project.id, id);
       if (!voters) throw notFound('feedback not found');
       ctx.body = presentVoters(id, voters);
@@ -160,7 +136,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId/comments',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listProjectFeedbackComments',
     tags: ['Projects'],
     summary: 'List a feedback item’s comments',
@@ -168,14 +144,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The comments.', z.array(CommentResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const rows = await listComments(sql, project.id, feedbackIdParam(ctx));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const rows = await listComments(sql, project.id, params.feedbackId);
       if (!rows) throw notFound('feedback not found');
       ctx.body = rows.map(presentComment);
     },
@@ -183,7 +156,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/feedbacks/:feedbackId/comments',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'replyToFeedback',
     tags: ['Projects'],
     summary: 'Reply to a feedback item as the project’s team',
@@ -194,16 +167,13 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The comment.', CommentResponse),
       400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended or archived.'),
       404: notFoundItem,
       409: error('The item is merged: reply on the item it was merged into (`merged_into_id`), where its comments moved.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(OwnerReplyBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       // An archived project is read-only for everyone (SPEC 3), its owner included.
       if (project.archived) throw forbidden('project is archived');
       const result = await addOwnerReply(sql, project.id, id, { content: body.content, author: replyAuthor(ctx) });
@@ -215,7 +185,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'patch',
     path: '/projects/:id/feedbacks/:feedbackId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'updateFeedbackStatus',
     tags: ['Projects'],
     summary: 'Change a feedback item’s status',
@@ -232,16 +202,12 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The item.', FeedbackResponse),
       400: error('Validation failed, or `rejectionReason` for a status other than `rejected`.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project, or no such feedback in it.'),
       409: error('The item is merged: its status is that of the item it was merged into (`merged_into_id`).'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(UpdateFeedbackBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       const result = await updateFeedbackStatus(sql, project.id, id, body);
       if (result.kind === 'not_found') throw notFound('feedback not found');
       if (result.kind === 'reason_needs_rejected') {
@@ -254,7 +220,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/feedbacks/:feedbackId/merge',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'mergeFeedback',
     tags: ['Projects'],
     summary: 'Merge a feedback item into another',
@@ -265,16 +231,12 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The merged source item.', FeedbackResponse),
       400: error('Validation failed; a merge into itself, or into an item not in this project.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project, or no such feedback in it.'),
       409: error('The source is already merged, or the target is itself merged.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(MergeFeedbackBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       const result = await mergeFeedback(sql, project.id, id, body.intoId);
       if (result.kind === 'not_found') throw notFound('feedback not found');
       if (result.kind === 'refused') throw new AppError(result.status, result.reason);
