@@ -58,10 +58,18 @@ function applyAliases(value: unknown, aliases: FieldAliases): unknown {
 
 /**
  * A request body schema: an object whose keys may arrive in either casing, and under the
- * `aliases` given.
+ * `aliases` given. `refuse`, when given, sees the body (camelCase keys) before its fields are
+ * validated and throws the 400 of a field the body must not have.
  */
-export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape, aliases?: FieldAliases) {
-  const prepare = aliases ? (value: unknown) => applyAliases(camelKeys(value), aliases) : camelKeys;
+export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape, aliases?: FieldAliases, refuse?: (body: unknown) => void) {
+  const named = aliases ? (value: unknown) => applyAliases(camelKeys(value), aliases) : camelKeys;
+  const prepare = refuse
+    ? (value: unknown) => {
+        const body = named(value);
+        refuse(body);
+        return body;
+      }
+    : named;
   return z.preprocess(prepare, z.object(shape));
 }
 
