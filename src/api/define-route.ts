@@ -273,7 +273,10 @@ function inputReader(route: RouteDefinition): ReadInput | undefined {
 
 /** A body as its validator reads it: an optional one left out (none, null, `{}`) is undefined. */
 function readBody({ schema, optional }: BodyValidator, raw: unknown): unknown {
-  if (optional && (raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0))) {
+  if (
+    optional &&
+    (raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0))
+  ) {
     return undefined;
   }
   return parseBody(schema, raw);

@@ -159,13 +159,16 @@ export function parseQuery<T extends z.ZodObject>(schema: T, query: RawQuery): z
 }
 
 /**
- * Validates path parameters against their object schema. A refusal is a 404 whose reason is the
- * schema's message (`feedback not found`): a malformed id names nothing, like an unknown one.
+ * Validates path parameters against their object schema. A malformed id names nothing, like an
+ * unknown one: a parameter that is not a UUID where one is declared is a 404 whose reason is its
+ * schema's message (`feedback not found`). Any other refusal is a 400 naming the parameter.
  */
 export function parseParams<T extends z.ZodObject>(schema: T, params: Record<string, string | undefined>): z.infer<T> {
   const result = schema.safeParse(params);
-  if (!result.success) throw notFound(result.error.issues[0]?.message ?? 'not found');
-  return result.data;
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  if (issue?.code === 'invalid_format' && issue.format === 'uuid') throw notFound(issue.message);
+  throw badRequest(describeIssue(result.error, params));
 }
 
 /**

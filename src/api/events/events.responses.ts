@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TrackedEventResponse as TrackedEventType } from '../../core/event.js';
-import { count, timestamp, uuid } from '../shared/response-fields.js';
+import { count, uuid } from '../shared/response-fields.js';
 import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import { TrackedEventResponse } from '../shared/tracked-event.responses.js';
 import type { BatchEventsResult } from './batch-results.js';

@@ -118,7 +118,10 @@ export const ROOT_SERVER = [{ url: '/', description: 'The service root, outside 
 export const API_SERVER = { url: API_PREFIX, description: 'This service (relative to the host that serves this document)' };
 
 export const feedbackId = describe(z.uuid({ error: 'feedback not found' }), 'Feedback id. A malformed id is a 404, like a missing one.');
-export const projectId = describe(z.uuid({ error: 'project not found' }), 'Project id. 404 when no such project exists, 403 when it belongs to another account.');
+export const projectId = describe(
+  z.uuid({ error: 'project not found' }),
+  'Project id. 404 when no such project exists, 403 when it belongs to another account.',
+);
 
 export const ProjectPath = z.object({ id: projectId });
 
