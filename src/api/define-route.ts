@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { ProjectWithPlan } from '../oltp/projects.repo.js';
 import { adminAuth, apiKeyAuth, operatorAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
+import { parseMetricsBody, parseMetricsQuery } from './metrics-input.js';
 import { type ProjectRules, projectOfRoute } from './project-access.js';
 import {
   ADMIN_TOKEN,
@@ -98,7 +99,12 @@ export type RouteSpec<A extends RouteAuth, P, Q, H, B> = Documentation & {
   params?: P;
   /** The query, read under its documented names (validation.ts, readQuery); a refusal is a 400. */
   query?: Q;
-  /** A query reader of the route's family, when its refusals are not the SPEC 7.1 body. */
+  /**
+   * Whose body the input's refusals take: the SPEC 7.1 body (absent), or the metrics error body
+   * (SPEC 7.2) of the metrics family (metrics-input.ts), as the insights routes answer.
+   */
+  errorBody?: 'metrics';
+  /** A query reader of its own, for a family that reads parameters as its planner asks for them (metrics). */
   queryReader?: QueryReader;
   /** Request headers worth documenting (e.g. Content-Encoding, X-Sent-At); validated too. */
   headers?: H;
@@ -196,6 +202,7 @@ export function registerRoutes(route: Route, routes: readonly RouteDefinition[])
     responses,
     projectRules,
     queryReader: _queryReader,
+    errorBody: _errorBody,
     mount: _mount,
     hotPath: _hotPath,
     cors: _cors,
@@ -258,28 +265,31 @@ function inputReader(route: RouteDefinition): ReadInput | undefined {
   const { auth, projectRules, params, query, headers } = route;
   const body = route.body ? bodyValidator(route.body) : undefined;
   if (auth !== 'projectAdmin' && !params && !query && !headers && !body) return undefined;
-  const readQuery = route.queryReader ?? ((ctx: RequestContext, schema: z.ZodObject) => parseQuery(schema, ctx.query));
+  const metrics = route.errorBody === 'metrics';
+  const readQuery =
+    route.queryReader ?? ((ctx: RequestContext, schema: z.ZodObject) => (metrics ? parseMetricsQuery : parseQuery)(schema, ctx.query));
+  const parse = metrics ? parseMetricsBody : parseBody;
   return async (ctx, deps) => {
     const project = auth === 'projectAdmin' ? await projectOfRoute(deps.sql, ctx, projectRules) : undefined;
     return {
       params: params ? parseParams(params, ctx.params) : undefined,
       query: query ? readQuery(ctx, query) : undefined,
       headers: headers ? parseHeaders(headers, ctx) : undefined,
-      body: body ? readBody(body, ctx.request.body) : undefined,
+      body: body ? readBody(body, ctx.request.body, parse) : undefined,
       project,
     } as typeof NO_INPUT;
   };
 }
 
 /** A body as its validator reads it: an optional one left out (none, null, `{}`) is undefined. */
-function readBody({ schema, optional }: BodyValidator, raw: unknown): unknown {
+function readBody({ schema, optional }: BodyValidator, raw: unknown, parse: typeof parseBody): unknown {
   if (
     optional &&
     (raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0))
   ) {
     return undefined;
   }
-  return parseBody(schema, raw);
+  return parse(schema, raw);
 }
 
 type CredentialMiddleware = Record<RouteAuth, () => RouterMiddleware<AppState> | undefined>;

@@ -33,7 +33,7 @@ export const clickhouseCredentialRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/clickhouse-credentials',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'createClickhouseCredential',
     tags: TAGS,
     summary: 'Create a credential of the read-only ClickHouse HTTP interface',
@@ -42,13 +42,9 @@ export const clickhouseCredentialRoutes = [
     params: ProjectPath,
     responses: {
       201: json('The credential, with its password (shown only here).', NewClickhouseCredentialResponse),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project, params, query, body }) => {
       const password = newSecret(CLICKHOUSE_PASSWORD_PREFIX);
       const row = await createClickhouseCredential(sql, { projectId: project.id, passwordHash: hashSecret(password) });
       ctx.status = 201;
@@ -58,7 +54,7 @@ export const clickhouseCredentialRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/clickhouse-credentials',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listClickhouseCredentials',
     tags: TAGS,
     summary: 'List the credentials of the ClickHouse interface',
@@ -66,20 +62,16 @@ export const clickhouseCredentialRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The credentials.', z.array(ClickhouseCredentialResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project, params, query, body }) => {
       ctx.body = (await listClickhouseCredentials(sql, project.id)).map((row) => presentClickhouseCredential(row));
     },
   }),
   defineRoute({
     method: 'delete',
     path: '/projects/:id/clickhouse-credentials/:credentialId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'revokeClickhouseCredential',
     tags: TAGS,
     summary: 'Revoke a credential of the ClickHouse interface',
@@ -87,13 +79,10 @@ export const clickhouseCredentialRoutes = [
     params: CredentialPath,
     responses: {
       200: json('The revoked credential.', ClickhouseCredentialResponse),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
       404: error('No such project, or no such credential in it.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project, params, query, body }) => {
       const id = ctx.params.credentialId ?? '';
       const row = isUuid(id) ? await deleteClickhouseCredential(sql, project.id, id) : null;
       if (!row) throw notFound('credential not found');

@@ -73,7 +73,8 @@ export const projectRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'getProject',
     tags: ['Projects'],
     summary: 'Get a project',
@@ -81,20 +82,17 @@ export const projectRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The project, without its key.', ProjectResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+    handler: async (ctx, { sql }, { project, params, query, body }) => {
       ctx.body = presentProject(project);
     },
   }),
   defineRoute({
     method: 'patch',
     path: '/projects/:id',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'updateProject',
     tags: ['Projects'],
     summary: 'Rename or archive a project, or change its web-page settings',
@@ -108,14 +106,10 @@ export const projectRoutes = [
     responses: {
       200: json('The project, without its key.', ProjectResponse),
       400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
+    handler: async (ctx, { sql, projectKeys }, { project, params, query, body }) => {
       const input = parseBody(UpdateProjectBody, ctx.request.body);
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
       const updated = (await updateProject(sql, project.id, input)) as Project;
       projectKeys.forgetProject(project.id);
       ctx.body = presentProject(updated);
@@ -124,7 +118,7 @@ export const projectRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/api-keys',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'rotateApiKey',
     tags: ['Projects'],
     summary: 'Rotate the project’s API key',
@@ -132,13 +126,9 @@ export const projectRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The project with its new API key.', ProjectWithApiKeyResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql, projectKeys }, { project, params, query, body }) => {
       const apiKey = newSecret(API_KEY_PREFIX);
       const updated = (await replaceApiKey(sql, project.id, hashSecret(apiKey))) as Project;
       // The old key stops here at once; other processes hear of it through NOTIFY.

@@ -55,7 +55,7 @@ export const projectSqlRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/sql',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'runProjectSql',
     tags: ['Projects'],
     summary: 'Run one read-only SQL query on the project’s analytics data',
@@ -92,14 +92,10 @@ export const projectSqlRoutes = [
     responses: {
       200: json('The result, with the window and event scope that applied.', ProjectSqlResponse),
       400: error('Validation failed (the reason names the field), or the query was refused or failed (`query: …`).'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: error('Any other failure, in the server-wide error body (413, 500, 503 with Retry-After).'),
     },
-    handler: async (ctx, deps) => {
+    handler: async (ctx, deps, { project, params, query, body }) => {
       const { sql } = deps;
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
       const input = parseBody(ProjectSqlBody, ctx.request.body);
       const { scope, echo } = projectSqlScope(project, input);
       try {
