@@ -5,11 +5,9 @@ import {
   deleteClickhouseCredential,
   listClickhouseCredentials,
 } from '../../oltp/clickhouse-credentials.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { defaultError, describe, error, json, ProjectPath, projectId, projectRefused } from '../shared/building-blocks.js';
-import { isUuid } from '../validation.js';
+import { defaultError, describe, error, json, ProjectPath, projectId } from '../shared/building-blocks.js';
 import { presentClickhouseCredential } from './credentials.presenter.js';
 import { ClickhouseCredentialResponse, NewClickhouseCredentialResponse } from './credentials.responses.js';
 
@@ -18,7 +16,10 @@ export const CLICKHOUSE_PASSWORD_PREFIX = 'fbch_';
 
 const CredentialPath = z.object({
   id: projectId,
-  credentialId: describe(z.uuid(), 'Credential id. 404 when the project has no such credential (a malformed id too).'),
+  credentialId: describe(
+    z.uuid({ error: 'credential not found' }),
+    'Credential id. 404 when the project has no such credential (a malformed id too).',
+  ),
 });
 
 const TAGS = ['ClickHouse interface'];
@@ -44,7 +45,7 @@ export const clickhouseCredentialRoutes = [
       201: json('The credential, with its password (shown only here).', NewClickhouseCredentialResponse),
       default: defaultError,
     },
-    handler: async (ctx, { sql }, { project, params, query, body }) => {
+    handler: async (ctx, { sql }, { project }) => {
       const password = newSecret(CLICKHOUSE_PASSWORD_PREFIX);
       const row = await createClickhouseCredential(sql, { projectId: project.id, passwordHash: hashSecret(password) });
       ctx.status = 201;
@@ -64,7 +65,7 @@ export const clickhouseCredentialRoutes = [
       200: json('The credentials.', z.array(ClickhouseCredentialResponse)),
       default: defaultError,
     },
-    handler: async (ctx, { sql }, { project, params, query, body }) => {
+    handler: async (ctx, { sql }, { project }) => {
       ctx.body = (await listClickhouseCredentials(sql, project.id)).map((row) => presentClickhouseCredential(row));
     },
   }),
@@ -82,9 +83,8 @@ export const clickhouseCredentialRoutes = [
       404: error('No such project, or no such credential in it.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }, { project, params, query, body }) => {
-      const id = ctx.params.credentialId ?? '';
-      const row = isUuid(id) ? await deleteClickhouseCredential(sql, project.id, id) : null;
+    handler: async (ctx, { sql }, { project, params }) => {
+      const row = await deleteClickhouseCredential(sql, project.id, params.credentialId);
       if (!row) throw notFound('credential not found');
       ctx.body = presentClickhouseCredential(row);
     },

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { API_KEY_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { createProject, listProjects, type Project, replaceApiKey, updateProject } from '../../oltp/projects.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { paymentRequired, unauthorized } from '../errors.js';
 import { body, defaultError, error, json, ProjectPath } from '../shared/building-blocks.js';
@@ -10,7 +9,6 @@ import { CreateProjectBody, UpdateProjectBody } from '../shared/management.schem
 import { presentProject } from '../shared/projects.presenter.js';
 import { ProjectResponse, ProjectWithApiKeyResponse } from '../shared/projects.responses.js';
 import type { RequestContext } from '../state.js';
-import { parseBody } from '../validation.js';
 
 function accountOf(ctx: RequestContext) {
   const account = ctx.state.account;
@@ -37,8 +35,7 @@ export const projectRoutes = [
       ),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const input = parseBody(CreateProjectBody, ctx.request.body);
+    handler: async (ctx, { sql }, { body: input }) => {
       const account = accountOf(ctx);
       const apiKey = newSecret(API_KEY_PREFIX);
       const result = await createProject(sql, {
@@ -84,7 +81,7 @@ export const projectRoutes = [
       200: json('The project, without its key.', ProjectResponse),
       default: defaultError,
     },
-    handler: async (ctx, { sql }, { project, params, query, body }) => {
+    handler: async (ctx, _deps, { project }) => {
       ctx.body = presentProject(project);
     },
   }),
@@ -108,8 +105,8 @@ export const projectRoutes = [
       400: error('Validation failed; the reason names the field.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }, { project, params, query, body }) => {
-      const input = parseBody(UpdateProjectBody, ctx.request.body);
+    handler: async (ctx, { sql, projectKeys }, { project, body }) => {
+      const input = body;
       const updated = (await updateProject(sql, project.id, input)) as Project;
       projectKeys.forgetProject(project.id);
       ctx.body = presentProject(updated);
@@ -128,7 +125,7 @@ export const projectRoutes = [
       200: json('The project with its new API key.', ProjectWithApiKeyResponse),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }, { project, params, query, body }) => {
+    handler: async (ctx, { sql, projectKeys }, { project }) => {
       const apiKey = newSecret(API_KEY_PREFIX);
       const updated = (await replaceApiKey(sql, project.id, hashSecret(apiKey))) as Project;
       // The old key stops here at once; other processes hear of it through NOTIFY.

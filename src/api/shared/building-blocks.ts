@@ -75,6 +75,15 @@ export function bodyValidator(requestBody: RequestBody<unknown>): BodyValidator 
   return validatorOfBody.get(requestBody);
 }
 
+/** A body() whose description says something else than body()'s (a route's own casing example, say). */
+export function reworded<T>(requestBody: RequestBody<T>, description: string): RequestBody<T> {
+  const validator = validatorOfBody.get(requestBody);
+  if (!validator) throw new Error('reworded: not a body()');
+  const copy: RequestBody<T> = { ...requestBody, description };
+  validatorOfBody.set(copy, validator);
+  return copy;
+}
+
 /**
  * A body the client may leave out (required: false): none, JSON null or `{}` reach the handler as
  * undefined; any other body is validated as body()'s. `description` replaces body()'s when given.
