@@ -158,17 +158,30 @@ export function parseQuery<T extends z.ZodObject>(schema: T, query: RawQuery): z
   return result.data;
 }
 
+/** Path parameter schemas whose refusal is a 400 naming them (see pathValue). */
+const valueParams = new WeakSet<z.ZodType>();
+
 /**
- * Validates path parameters against their object schema. A malformed id names nothing, like an
- * unknown one: a parameter that is not a UUID where one is declared is a 404 whose reason is its
- * schema's message (`feedback not found`). Any other refusal is a 400 naming the parameter.
+ * Marks a path parameter that carries a value the route acts on (a user id to erase) rather than
+ * naming a thing: its schema's refusal is a 400 naming it, not a 404.
+ */
+export function pathValue<S extends z.ZodType>(schema: S): S {
+  valueParams.add(schema);
+  return schema;
+}
+
+/**
+ * Validates path parameters against their object schema. A parameter that names a thing (an id,
+ * an asset) and is refused names nothing, like an unknown one: a 404 whose reason is its schema's
+ * message (`feedback not found`). A value parameter (pathValue) refused is a 400 naming it.
  */
 export function parseParams<T extends z.ZodObject>(schema: T, params: Record<string, string | undefined>): z.infer<T> {
   const result = schema.safeParse(params);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  if (issue?.code === 'invalid_format' && issue.format === 'uuid') throw notFound(issue.message);
-  throw badRequest(describeIssue(result.error, params));
+  const refused = schema.shape[String(issue?.path[0])] as z.ZodType | undefined;
+  if (refused && valueParams.has(refused)) throw badRequest(describeIssue(result.error, params));
+  throw notFound(issue?.message ?? 'not found');
 }
 
 /**

@@ -6,7 +6,7 @@ import { notFound } from '../errors.js';
 import { describe, error, json, projectId } from '../shared/building-blocks.js';
 import { presentErasure } from '../shared/data-rights.presenter.js';
 import { dataRightsErrors, ErasureResponse } from '../shared/data-rights.responses.js';
-import { userIdSchema } from '../validation.js';
+import { pathValue, userIdSchema } from '../validation.js';
 
 const erasureLocation = {
   Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } },
@@ -32,9 +32,11 @@ export const erasureRoutes = [
       'Also allowed for a suspended project.',
     params: z.object({
       id: projectId,
-      userId: describe(
-        userIdSchema,
-        'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+      userId: pathValue(
+        describe(
+          userIdSchema,
+          'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+        ),
       ),
     }),
     responses: {
