@@ -12,23 +12,15 @@ import {
 import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import { body, defaultError, describe, error, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
+import { body, defaultError, error, json, ProjectPath, withFieldDocs } from '../shared/building-blocks.js';
 import { presentDelivery } from '../shared/deliveries.presenter.js';
 import { DeliveryResponse } from '../shared/deliveries.responses.js';
 import { presentIntegration } from './integrations.presenter.js';
 import { IntegrationResponse, IntegrationWithSecretResponse } from './integrations.responses.js';
-import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
+import { CreateIntegrationBody, ProjectIntegrationPath, UpdateIntegrationBody } from './integrations.schema.js';
 
 /** The routes that need the integrations feature (Pro and Team): removing and listing do not. */
 const INTEGRATIONS_PLAN = { plan: { feature: 'integrations', reason: 'integrations require the Pro or Team plan' } } as const;
-
-const ProjectIntegrationPath = z.object({
-  id: projectId,
-  integrationId: describe(
-    z.uuid({ error: 'integration not found' }),
-    'Integration id. 404 when it is not an integration of this project (a malformed id too).',
-  ),
-});
 
 const requests = {
   createIntegration: body(

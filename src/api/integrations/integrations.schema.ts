@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../../oltp/integrations.repo.js';
 import { badRequest } from '../errors.js';
+import { describe, projectId } from '../shared/building-blocks.js';
 import { bodySchema } from '../validation.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -55,3 +56,12 @@ export const UpdateIntegrationBody = bodySchema(
   error: 'url, secret, events or enabled is required',
 });
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBody>;
+
+/** The path of one integration: /projects/:id/integrations/:integrationId. */
+export const ProjectIntegrationPath = z.object({
+  id: projectId,
+  integrationId: describe(
+    z.uuid({ error: 'integration not found' }),
+    'Integration id. 404 when it is not an integration of this project (a malformed id too).',
+  ),
+});
