@@ -110,6 +110,26 @@ export const integrationRoutes = [
     },
   }),
   defineRoute({
+    method: 'get',
+    path: '/projects/:id/integrations/:integrationId',
+    auth: 'projectAdmin',
+    operationId: 'getIntegration',
+    tags: ['Integrations'],
+    summary: 'Get one integration',
+    description: 'Without its secret (`has_secret` says whether one is set). Answers on every plan, as the list does.',
+    params: ProjectIntegrationPath,
+    responses: {
+      200: json('The integration, without its secret.', IntegrationResponse),
+      404: notIntegration,
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }, { project, params }) => {
+      const integration = await findIntegration(sql, project.id, params.integrationId);
+      if (!integration) throw notFound('integration not found');
+      ctx.body = presentIntegration(integration);
+    },
+  }),
+  defineRoute({
     method: 'patch',
     path: '/projects/:id/integrations/:integrationId',
     auth: 'projectAdmin',
