@@ -12,17 +12,7 @@ import {
 import { listVoters } from '../../oltp/votes.repo.js';
 import { defineRoute } from '../define-route.js';
 import { notFound, unauthorized } from '../errors.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  feedbackId,
-  json,
-  ProjectPath,
-  projectId,
-  projectRefused,
-} from '../shared/building-blocks.js';
+import { body, defaultError, describe, error, feedbackId, json, ProjectPath, projectId } from '../shared/building-blocks.js';
 import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import { impactAnswer, shipDatesAnswer } from './impact.service.js';
 import {
@@ -62,7 +52,6 @@ const PREDEFINED = PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ');
 const FeedbackPath = z.object({ id: projectId, feedbackId });
 const common = (what: string) => ({
   401: error('Missing or invalid admin token (a member’s token needs the Team plan).'),
-  403: projectRefused,
   404: error(`No such project${what}.`),
   default: defaultError,
 });
