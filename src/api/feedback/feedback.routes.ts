@@ -80,27 +80,6 @@ const ViewerHeader = z.object({
 });
 
 /**
- * GET /feedbacks query: the schema that validates it, with descriptions added. Query parameters
- * are strings on the wire, so the default of `includeMerged` (a boolean after its transform) is
- * shown as sent (normalizeParameter).
- */
-const { shape } = ListFeedbacksQuery;
-export const FeedbackListQuery = ListFeedbacksQuery.extend({
-  status: describe(shape.status, 'Only items in this status.'),
-  category: describe(shape.category, 'Only items of this category.'),
-  includeMerged: describe(
-    shape.includeMerged,
-    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
-  ),
-  sort: describe(
-    shape.sort,
-    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending). Ties by creation time, then id.',
-  ),
-  limit: describe(shape.limit, 'Page size, 1 to 1000. Without `limit` and `offset` every item is returned.'),
-  offset: describe(shape.offset, 'Items to skip.'),
-});
-
-/**
  * Feedback, votes and comments (SPEC 4.1 to 4.7), authenticated by X-API-Key, secret or
  * publishable: a web page may call them (CORS: cors/client-cors.ts).
  */
@@ -113,7 +92,7 @@ export const feedbackRoutes = [
     operationId: 'listFeedbacks',
     tags: ['Feedback'],
     summary: 'List feedback',
-    query: FeedbackListQuery,
+    query: ListFeedbacksQuery,
     headers: ViewerHeader,
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),

@@ -4,11 +4,10 @@ import { countFeedbacksByStatus, findFeedback, listFeedbacks, mergeFeedback, upd
 import { listVoters } from '../../oltp/votes.repo.js';
 import { defineRoute } from '../define-route.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import { body, defaultError, describe, error, feedbackId, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
+import { body, defaultError, error, feedbackId, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
 import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from '../shared/feedback.presenter.js';
 import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
-import { FeedbackListQuery } from './feedback.routes.js';
 import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
 
 /** The author of an owner's reply: the token's account, and its member when a member's token is used. */
@@ -19,27 +18,6 @@ function replyAuthor(ctx: RequestContext) {
 }
 
 const ProjectFeedbackPath = z.object({ id: projectId, feedbackId });
-
-const TITLE_SEARCH =
-  'Only items whose title contains this text, in any letter case. `%` and `_` are matched as themselves, not as wildcards. At most 200 characters; empty is no search.';
-
-/** The owner's list: GET /feedbacks's parameters, a title search and the sort by voters' MRR. */
-const ProjectFeedbackListQuery = FeedbackListQuery.extend({
-  q: describe(ProjectFeedbacksQuery.shape.q, TITLE_SEARCH),
-  sort: describe(
-    ProjectFeedbacksQuery.shape.sort,
-    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending), `mrr` (voters’ total MRR descending, items without one last, then votes). Ties by creation time, then id.',
-  ),
-});
-
-const CountsQuery = FeedbackCountsQuery.extend({
-  category: describe(FeedbackCountsQuery.shape.category, 'Only items of this category.'),
-  includeMerged: describe(
-    FeedbackCountsQuery.shape.includeMerged,
-    'Count items merged into others too (`true`/`false`, also `1`/`0`). Default false, as the list.',
-  ),
-  q: describe(FeedbackCountsQuery.shape.q, TITLE_SEARCH),
-});
 
 const notFoundItem = error('No such project, or no such feedback in it (an item of another project included).');
 
@@ -59,7 +37,7 @@ export const projectFeedbackRoutes = [
     description:
       'The query parameters of GET /feedbacks, plus `q` (title search) and `sort=mrr`; `has_voted` is always false here. Counts per status: GET /projects/{id}/feedbacks/counts.',
     params: ProjectPath,
-    query: ProjectFeedbackListQuery,
+    query: ProjectFeedbacksQuery,
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
@@ -81,7 +59,7 @@ export const projectFeedbackRoutes = [
     description:
       'Under the list’s filters other than `status` (category, merged items, title search), so the counts match the list beside them.',
     params: ProjectPath,
-    query: CountsQuery,
+    query: FeedbackCountsQuery,
     responses: {
       200: json('Items per status.', StatusCountsResponse),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
