@@ -3,7 +3,7 @@
  *   core  <-  oltp, olap (the stores)  <-  ingest  <-  workers  <-  api  <-  runtime  <-  entry points
  * A layer imports only layers below it; the API reaches workers only through their enqueue entry
  * points and the ingestion path only through its sink interface; the two ingestion modes (log,
- * queue) and the concerns of src/olap stay apart; no file imports itself again through others,
+ * queue), the concerns of src/olap and the resource folders of src/api stay apart; no file imports itself again through others,
  * type-only imports included.
  */
 module.exports = {
@@ -71,6 +71,21 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/api/' },
       to: { path: '^src/ingest/', pathNot: '^src/ingest/event-sink[.]ts$' },
+    },
+    {
+      name: 'api-resources-apart',
+      comment:
+        'A resource folder of src/api (feedback/, projects/, insights/, …) imports only itself, the files of src/api itself and the shared folders below every resource: shared/ (the description kit, shared presenters, response and request schemas), middleware/, cors/ and live/. A piece two resources use moves down into shared/.',
+      severity: 'error',
+      from: { path: '^src/api/([^/]+)/', pathNot: '^src/api/(shared|middleware|cors|live)/' },
+      to: { path: '^src/api/[^/]+/', pathNot: '^src/api/($1|shared|middleware|cors|live)/' },
+    },
+    {
+      name: 'api-shared-folders-import-no-resource',
+      comment: 'The folders every resource uses (shared/, middleware/, cors/, live/) sit below the resources: they import none.',
+      severity: 'error',
+      from: { path: '^src/api/(shared|middleware|cors|live)/' },
+      to: { path: '^src/api/[^/]+/', pathNot: '^src/api/(shared|middleware|cors|live)/' },
     },
     {
       name: 'only-entry-points-use-the-composition-root',

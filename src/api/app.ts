@@ -4,6 +4,7 @@ import { CLICKHOUSE_PATH, createClickhouseHandler } from './clickhouse/ch-interf
 import { clientCors } from './cors/client-cors.js';
 import { type RouteDefinition, type RouteDeps, routesRouter } from './define-route.js';
 import type { ApiDeps } from './deps.js';
+import { OPENAPI_PATH } from './docs/docs.routes.js';
 import { AppError } from './errors.js';
 import { LocalLiveFeed } from './live/live-feed.js';
 import { publishingSink } from './live/publishing-sink.js';
@@ -15,7 +16,6 @@ import { rateLimiting } from './middleware/rate-limit.js';
 import { requestLog } from './middleware/request-log.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { storableInput } from './middleware/storable-input.js';
-import { OPENAPI_PATH } from './openapi/docs.routes.js';
 import { openApiYaml } from './openapi/document.js';
 import { ROUTES } from './routes.js';
 import type { AppState } from './state.js';

@@ -8,8 +8,8 @@ import type { ProjectKeyCache } from '../oltp/projects.cache.js';
 import { findProject, type ProjectWithPlan } from '../oltp/projects.repo.js';
 import { refuseUnlistedOrigin } from './cors/client-cors.js';
 import { forbidden, notFound, unauthorized } from './errors.js';
-import { verifyUserToken } from './identity/user-token.js';
 import type { AppState, Budget, RequestContext } from './state.js';
+import { verifyUserToken } from './user-token.js';
 import { isUuid } from './validation.js';
 
 /**

@@ -1,10 +1,24 @@
 import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { Router, type RouterMiddleware } from '@koa/router';
 import type { z } from 'zod';
+import type { ProjectWithPlan } from '../oltp/projects.repo.js';
 import { adminAuth, apiKeyAuth, operatorAuth } from './auth.js';
 import type { ApiDeps } from './deps.js';
-import { ADMIN_TOKEN, API_KEY, OPERATOR_TOKEN, PUBLIC, type Route } from './openapi/building-blocks.js';
+import { parseMetricsBody, parseMetricsQuery } from './metrics-input.js';
+import { type ProjectRules, projectOfRoute } from './project-access.js';
+import {
+  ADMIN_TOKEN,
+  API_KEY,
+  type BodyValidator,
+  bodyValidator,
+  OPERATOR_TOKEN,
+  PUBLIC,
+  projectResponses,
+  type RequestBody,
+  type Route,
+} from './shared/building-blocks.js';
 import type { AppState, RequestContext } from './state.js';
+import { parseBody, parseHeaders, parseParams, parseQuery } from './validation.js';
 
 /*
  * One declaration per endpoint: method, path, credential, request schemas, responses and handler
@@ -25,6 +39,13 @@ export type RouteAuth =
   | 'ingestKey'
   /** The account's admin token (owner or team member). */
   | 'adminToken'
+  /**
+   * The account's admin token on a route of one of its projects (`/projects/:id…`): the project is
+   * loaded before the input is read (404 no such project, 403 another account's or suspended), the
+   * route's `projectRules` are checked, and the handler gets it as `input.project`. The document
+   * gets the shared 401/403/404 responses (projectResponses) wherever the route states none.
+   */
+  | 'projectAdmin'
   /** The operator token. */
   | 'operatorToken';
 
@@ -40,26 +61,57 @@ export type RouteDeps = ApiDeps & {
   openApiYaml: () => string;
 };
 
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined;
+type BodyOf<B> = B extends RequestBody<infer T> ? T : undefined;
+
 /**
- * The handler of a route: the request's context and the HTTP layer's dependencies. It is called
- * as it is, with no wrapper of its own per request: registering it costs one closure per route,
- * once, when the app is built.
+ * A handler's validated input: the path parameters, query, headers and body, each parsed by the
+ * schema the route declares (undefined where it declares none), and on a `projectAdmin` route the
+ * project.
  */
-export type RouteHandler = (ctx: RequestContext, deps: RouteDeps) => unknown;
+export type RouteInput<A extends RouteAuth, P, Q, H, B> = {
+  params: Parsed<P>;
+  query: Parsed<Q>;
+  headers: Parsed<H>;
+  body: BodyOf<B>;
+  project: A extends 'projectAdmin' ? ProjectWithPlan : undefined;
+};
 
-type Documentation = Pick<RouteConfig, 'operationId' | 'tags' | 'summary' | 'description' | 'servers' | 'responses'>;
+/**
+ * How a route family reads its query when the SPEC 7.1 body is not its refusal: the metrics
+ * routes' reader answers in the metrics body, parameter by parameter as the planner reads them.
+ */
+export type QueryReader = (ctx: RequestContext, schema: z.ZodObject) => unknown;
 
-export type RouteDefinition = Documentation & {
+type Documentation = Pick<RouteConfig, 'operationId' | 'tags' | 'summary' | 'description' | 'servers'>;
+
+export type RouteSpec<A extends RouteAuth, P, Q, H, B> = Documentation & {
   method: HttpMethod;
   /** Koa's spelling (`/projects/:id`); the document gets OpenAPI's (`/projects/{id}`). */
   path: string;
-  auth: RouteAuth;
-  /** Path parameters, query and body as the document describes them. */
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  /** Request headers worth documenting (e.g. Content-Encoding, X-Sent-At). */
-  headers?: z.ZodObject;
-  body?: NonNullable<RouteConfig['request']>['body'];
+  auth: A;
+  /** On a `projectAdmin` route: what it asks of the project and the token beyond ownership. */
+  projectRules?: A extends 'projectAdmin' ? ProjectRules : never;
+  /**
+   * Path parameters. A value its schema refuses is a 404 whose reason is the schema's message
+   * (`feedback not found`): a malformed id names nothing, like a missing one.
+   */
+  params?: P;
+  /** The query, read under its documented names (validation.ts, readQuery); a refusal is a 400. */
+  query?: Q;
+  /**
+   * Whose body the input's refusals take: the SPEC 7.1 body (absent), or the metrics error body
+   * (SPEC 7.2) of the metrics family (metrics-input.ts), as the insights routes answer.
+   */
+  errorBody?: 'metrics';
+  /** A query reader of its own, for a family that reads parameters as its planner asks for them (metrics). */
+  queryReader?: QueryReader;
+  /** Request headers worth documenting (e.g. Content-Encoding, X-Sent-At); validated too. */
+  headers?: H;
+  /** The JSON body (building-blocks' `body()`), validated by the schema it was made of; a refusal is a 400 naming the field. */
+  body?: B;
+  /** The responses; a `projectAdmin` route gets projectResponses for the statuses it leaves out. */
+  responses: RouteConfig['responses'];
   /**
    * Where the app serves it: under /api/v1 when absent; `root` outside it (health, the docs page);
    * `rootAndApi` at both (the OpenAPI document). Routes outside /api/v1 are matched before the
@@ -69,7 +121,9 @@ export type RouteDefinition = Documentation & {
   /**
    * The ingestion hot path: also matched by a router of its own, before every other route, so a
    * request is tried against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
-   * path"). It stays in the API's router too, which answers its other methods with 405.
+   * path"). It stays in the API's router too, which answers its other methods with 405. Its handler
+   * is called as it is and checks its own input, with a compiled validator derived from the same
+   * schemas (events/event-check.ts); the declared schemas describe it.
    */
   hotPath?: true;
   /**
@@ -77,7 +131,17 @@ export type RouteDefinition = Documentation & {
    * preflights and sends CORS headers (cors/client-cors.ts), and the document lists its preflight.
    */
   cors?: true;
-  handler: RouteHandler;
+  /** The handler: the request's context, the HTTP layer's dependencies and the validated input. */
+  handler: (ctx: RequestContext, deps: RouteDeps, input: RouteInput<A, P, Q, H, B>) => unknown;
+};
+
+/** A route as the lists hold it, whatever its input's types. */
+export type RouteDefinition = Omit<
+  RouteSpec<RouteAuth, z.ZodObject | undefined, z.ZodObject | undefined, z.ZodObject | undefined, RequestBody<unknown> | undefined>,
+  'handler' | 'projectRules'
+> & {
+  projectRules?: ProjectRules;
+  handler: (ctx: RequestContext, deps: RouteDeps, input: never) => unknown;
 };
 
 /**
@@ -96,9 +160,18 @@ export function perApp<T>(make: (deps: ApiDeps) => T): (deps: ApiDeps) => T {
   };
 }
 
-/** Declares a route; the identity, typed, so a resource's list is checked where it is written. */
-export function defineRoute(definition: RouteDefinition): RouteDefinition {
-  return definition;
+/**
+ * Declares a route. The identity at run time; typed, so a resource's list is checked where it is
+ * written, and the handler's `input` has the types of the schemas declared beside it.
+ */
+export function defineRoute<
+  A extends RouteAuth,
+  P extends z.ZodObject | undefined = undefined,
+  Q extends z.ZodObject | undefined = undefined,
+  H extends z.ZodObject | undefined = undefined,
+  B extends RequestBody<unknown> | undefined = undefined,
+>(definition: RouteSpec<A, P, Q, H, B>): RouteDefinition {
+  return definition as unknown as RouteDefinition;
 }
 
 const SECURITY: Record<RouteAuth, RouteConfig['security']> = {
@@ -107,6 +180,7 @@ const SECURITY: Record<RouteAuth, RouteConfig['security']> = {
   clientKey: API_KEY,
   ingestKey: API_KEY,
   adminToken: ADMIN_TOKEN,
+  projectAdmin: ADMIN_TOKEN,
   operatorToken: OPERATOR_TOKEN,
 };
 
@@ -125,6 +199,10 @@ export function registerRoutes(route: Route, routes: readonly RouteDefinition[])
     query,
     headers,
     body,
+    responses,
+    projectRules,
+    queryReader: _queryReader,
+    errorBody: _errorBody,
     mount: _mount,
     hotPath: _hotPath,
     cors: _cors,
@@ -141,6 +219,7 @@ export function registerRoutes(route: Route, routes: readonly RouteDefinition[])
       ...documentation,
       security: SECURITY[auth],
       ...(request ? { request } : {}),
+      responses: auth === 'projectAdmin' ? { ...projectResponses(projectRules), ...responses } : responses,
     } as RouteConfig);
   }
 }
@@ -152,12 +231,65 @@ export function registerRoutes(route: Route, routes: readonly RouteDefinition[])
 export function routesRouter(deps: RouteDeps, routes: readonly RouteDefinition[], options: { prefix?: string } = {}): Router<AppState> {
   const router = new Router<AppState>(options.prefix ? { prefix: options.prefix } : {});
   const auth = credentialsOf(deps);
-  for (const { method, path, auth: credential, handler } of routes) {
-    const run: RouterMiddleware<AppState> = (ctx) => handler(ctx, deps) as Promise<void> | void;
-    const check = auth[credential]();
-    router.register(path, [method.toUpperCase()], check ? [check, run] : [run]);
+  for (const route of routes) {
+    const check = auth[route.auth]();
+    router.register(route.path, [route.method.toUpperCase()], check ? [check, runner(route, deps)] : [runner(route, deps)]);
   }
   return router;
+}
+
+/** The input of a route that reads none (and of the hot path, which checks its own). */
+const NO_INPUT = Object.freeze({ params: undefined, query: undefined, headers: undefined, body: undefined, project: undefined });
+
+/**
+ * The middleware that calls a route's handler: with the input read from its declaration, or, for
+ * a route that declares none and for the hot path, the handler as it is with no wrapper of its own
+ * per request (one closure per route, made once when the app is built).
+ */
+function runner(route: RouteDefinition, deps: RouteDeps): RouterMiddleware<AppState> {
+  const handler = route.handler as (ctx: RequestContext, deps: RouteDeps, input: typeof NO_INPUT) => Promise<void> | void;
+  const readInput = route.hotPath ? undefined : inputReader(route);
+  if (!readInput) return (ctx) => handler(ctx, deps, NO_INPUT);
+  return async (ctx) => handler(ctx, deps, await readInput(ctx, deps));
+}
+
+type ReadInput = (ctx: RequestContext, deps: RouteDeps) => Promise<typeof NO_INPUT>;
+
+/**
+ * Reads a route's input from what it declares, in a fixed order, each refusal in the body of the
+ * route's family: the project of a `projectAdmin` route (404, 403, then its rules), the path
+ * parameters (404), the query (400, or the family's reader), the headers (400), the body (400).
+ * The credential's middleware has run before: a caller without one never gets this far.
+ */
+function inputReader(route: RouteDefinition): ReadInput | undefined {
+  const { auth, projectRules, params, query, headers } = route;
+  const body = route.body ? bodyValidator(route.body) : undefined;
+  if (auth !== 'projectAdmin' && !params && !query && !headers && !body) return undefined;
+  const metrics = route.errorBody === 'metrics';
+  const readQuery =
+    route.queryReader ?? ((ctx: RequestContext, schema: z.ZodObject) => (metrics ? parseMetricsQuery : parseQuery)(schema, ctx.query));
+  const parse = metrics ? parseMetricsBody : parseBody;
+  return async (ctx, deps) => {
+    const project = auth === 'projectAdmin' ? await projectOfRoute(deps.sql, ctx, projectRules) : undefined;
+    return {
+      params: params ? parseParams(params, ctx.params) : undefined,
+      query: query ? readQuery(ctx, query) : undefined,
+      headers: headers ? parseHeaders(headers, ctx) : undefined,
+      body: body ? readBody(body, ctx.request.body, parse) : undefined,
+      project,
+    } as typeof NO_INPUT;
+  };
+}
+
+/** A body as its validator reads it: an optional one left out (none, null, `{}`) is undefined. */
+function readBody({ schema, optional }: BodyValidator, raw: unknown, parse: typeof parseBody): unknown {
+  if (
+    optional &&
+    (raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw).length === 0))
+  ) {
+    return undefined;
+  }
+  return parse(schema, raw);
 }
 
 type CredentialMiddleware = Record<RouteAuth, () => RouterMiddleware<AppState> | undefined>;
@@ -179,6 +311,8 @@ function credentialMiddleware(deps: ApiDeps): CredentialMiddleware {
     clientKey: once(() => apiKeyAuth(deps.projectKeys, { acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
     ingestKey: once(() => apiKeyAuth(deps.projectKeys, { budget: 'ingest', acceptsPublishableKey: true }) as RouterMiddleware<AppState>),
     adminToken: once(() => adminAuth(deps.sql) as RouterMiddleware<AppState>),
+    // The same middleware: the project is loaded with the input (inputReader), after the body is read.
+    projectAdmin: once(() => adminAuth(deps.sql) as RouterMiddleware<AppState>),
     operatorToken: once(() => operatorAuth(deps.operatorToken) as RouterMiddleware<AppState>),
   };
 }

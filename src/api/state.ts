@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Account } from '../oltp/accounts.repo.js';
 import type { ProjectWithPlan } from '../oltp/projects.repo.js';
-import type { SignedIdentity } from './identity/user-token.js';
+import type { SignedIdentity } from './user-token.js';
 
 /** Which budget a route draws from. */
 export type Budget = 'ingest' | 'api';

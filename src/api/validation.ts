@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
+import { badRequest, notFound } from './errors.js';
 
 const snakeToCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
@@ -58,10 +58,18 @@ function applyAliases(value: unknown, aliases: FieldAliases): unknown {
 
 /**
  * A request body schema: an object whose keys may arrive in either casing, and under the
- * `aliases` given.
+ * `aliases` given. `refuse`, when given, sees the body (camelCase keys) before its fields are
+ * validated and throws the 400 of a field the body must not have.
  */
-export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape, aliases?: FieldAliases) {
-  const prepare = aliases ? (value: unknown) => applyAliases(camelKeys(value), aliases) : camelKeys;
+export function bodySchema<Shape extends z.ZodRawShape>(shape: Shape, aliases?: FieldAliases, refuse?: (body: unknown) => void) {
+  const named = aliases ? (value: unknown) => applyAliases(camelKeys(value), aliases) : camelKeys;
+  const prepare = refuse
+    ? (value: unknown) => {
+        const body = named(value);
+        refuse(body);
+        return body;
+      }
+    : named;
   return z.preprocess(prepare, z.object(shape));
 }
 
@@ -150,10 +158,51 @@ export function parseQuery<T extends z.ZodObject>(schema: T, query: RawQuery): z
   return result.data;
 }
 
+/** Path parameter schemas whose refusal is a 400 naming them (see pathValue). */
+const valueParams = new WeakSet<z.ZodType>();
+
+/**
+ * Marks a path parameter that carries a value the route acts on (a user id to erase) rather than
+ * naming a thing: its schema's refusal is a 400 naming it, not a 404.
+ */
+export function pathValue<S extends z.ZodType>(schema: S): S {
+  valueParams.add(schema);
+  return schema;
+}
+
+/**
+ * Validates path parameters against their object schema. A parameter that names a thing (an id,
+ * an asset) and is refused names nothing, like an unknown one: a 404 whose reason is its schema's
+ * message (`feedback not found`). A value parameter (pathValue) refused is a 400 naming it.
+ */
+export function parseParams<T extends z.ZodObject>(schema: T, params: Record<string, string | undefined>): z.infer<T> {
+  const result = schema.safeParse(params);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const refused = schema.shape[String(issue?.path[0])] as z.ZodType | undefined;
+  if (refused && valueParams.has(refused)) throw badRequest(describeIssue(result.error, params));
+  throw notFound(issue?.message ?? 'not found');
+}
+
+/**
+ * Validates request headers against an object schema whose keys are the headers' names (any
+ * letter case on the wire); an absent or empty header is undefined. A refusal is a 400 naming it.
+ */
+export function parseHeaders<T extends z.ZodObject>(schema: T, ctx: { get(name: string): string }): z.infer<T> {
+  const input: Record<string, string | undefined> = {};
+  for (const name of Object.keys(schema.shape)) input[name] = ctx.get(name) || undefined;
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(describeIssue(result.error, input));
+  return result.data;
+}
+
 /** A query flag: `true`/`false` (also `1`/`0`). Anything else is a 400, not a silent false. */
 export const queryBoolean = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
+
+/** An email address as requests give it (votes, feedback, SDK users, members). */
+export const emailSchema = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
 
 /** A user id of the client app: an opaque, non-empty string (SPEC 8.1). */
 export const userIdSchema = z

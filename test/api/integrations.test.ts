@@ -235,6 +235,31 @@ describe('GET /api/v1/projects/:id/integrations', () => {
   });
 });
 
+describe('GET /api/v1/projects/:id/integrations/:integrationId', () => {
+  it('answers one integration without its secret', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    const created = (await post(project, { kind: 'webhook', url: WEBHOOK_URL, secret: OWN_SECRET })).body;
+    const response = await server.request('GET', path(project, created.id), { bearer: project.account.adminToken });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ ...created, has_secret: true });
+    expect(response.body).not.toHaveProperty('secret');
+  });
+
+  it('404 for an unknown or malformed id and for an integration of another project; 403 for another account', async () => {
+    const project = await createProject(server, { plan: 'pro' });
+    const other = await createProject(server, { plan: 'pro', account: project.account });
+    const foreign = (await post(other, { kind: 'slack', url: SLACK_URL })).body;
+    for (const id of [MISSING_ID, 'not-a-uuid', foreign.id]) {
+      const response = await server.request('GET', path(project, id), { bearer: project.account.adminToken });
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ ...errorBody, reason: 'integration not found' });
+    }
+    const stranger = await createAccount(server);
+    const refused = await server.request('GET', path(project, foreign.id), { bearer: stranger.adminToken });
+    expect(refused.status).toBe(403);
+  });
+});
+
 describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
   it('changes only the fields sent and advances updated_at', async () => {
     const project = await createProject(server, { plan: 'pro' });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PLANS } from '../../core/plans.js';
-import { timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { timestamp, uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { presentAccount } from './account.presenter.js';
 
 // The admin token's account and its plan

@@ -1,6 +1,6 @@
 import { defineRoute } from '../define-route.js';
 import { unauthorized } from '../errors.js';
-import { defaultError, error, json } from '../openapi/building-blocks.js';
+import { defaultError, error, json } from '../shared/building-blocks.js';
 import { presentAccount } from './account.presenter.js';
 import { AccountResponse } from './account.responses.js';
 

@@ -12,7 +12,7 @@ import { useClickhouseCredential } from '../../oltp/clickhouse-credentials.repo.
 import { findProject } from '../../oltp/projects.repo.js';
 import type { ApiDeps } from '../deps.js';
 import { clientIp } from '../middleware/rate-limit.js';
-import { projectSqlScope } from '../sql/project-sql-scope.js';
+import { projectSqlScope } from '../shared/project-sql-scope.js';
 import { isUuid } from '../validation.js';
 import { CH, ClickhouseError, chError, fromEngineMessage } from './ch-errors.js';
 import { contentTypeOf } from './ch-formats.js';

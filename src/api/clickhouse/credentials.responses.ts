@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { timestamp, uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { presentClickhouseCredential } from './credentials.presenter.js';
 
 // Credentials of the read-only ClickHouse HTTP interface (docs/clickhouse-interface.md)

@@ -5,11 +5,9 @@ import {
   deleteClickhouseCredential,
   listClickhouseCredentials,
 } from '../../oltp/clickhouse-credentials.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { defaultError, describe, error, json, ProjectPath, projectId, projectRefused } from '../openapi/building-blocks.js';
-import { isUuid } from '../validation.js';
+import { defaultError, describe, error, json, ProjectPath, projectId } from '../shared/building-blocks.js';
 import { presentClickhouseCredential } from './credentials.presenter.js';
 import { ClickhouseCredentialResponse, NewClickhouseCredentialResponse } from './credentials.responses.js';
 
@@ -18,7 +16,10 @@ export const CLICKHOUSE_PASSWORD_PREFIX = 'fbch_';
 
 const CredentialPath = z.object({
   id: projectId,
-  credentialId: describe(z.uuid(), 'Credential id. 404 when the project has no such credential (a malformed id too).'),
+  credentialId: describe(
+    z.uuid({ error: 'credential not found' }),
+    'Credential id. 404 when the project has no such credential (a malformed id too).',
+  ),
 });
 
 const TAGS = ['ClickHouse interface'];
@@ -33,7 +34,7 @@ export const clickhouseCredentialRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/clickhouse-credentials',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'createClickhouseCredential',
     tags: TAGS,
     summary: 'Create a credential of the read-only ClickHouse HTTP interface',
@@ -42,13 +43,9 @@ export const clickhouseCredentialRoutes = [
     params: ProjectPath,
     responses: {
       201: json('The credential, with its password (shown only here).', NewClickhouseCredentialResponse),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       const password = newSecret(CLICKHOUSE_PASSWORD_PREFIX);
       const row = await createClickhouseCredential(sql, { projectId: project.id, passwordHash: hashSecret(password) });
       ctx.status = 201;
@@ -58,7 +55,7 @@ export const clickhouseCredentialRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/clickhouse-credentials',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listClickhouseCredentials',
     tags: TAGS,
     summary: 'List the credentials of the ClickHouse interface',
@@ -66,20 +63,16 @@ export const clickhouseCredentialRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The credentials.', z.array(ClickhouseCredentialResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       ctx.body = (await listClickhouseCredentials(sql, project.id)).map((row) => presentClickhouseCredential(row));
     },
   }),
   defineRoute({
     method: 'delete',
     path: '/projects/:id/clickhouse-credentials/:credentialId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'revokeClickhouseCredential',
     tags: TAGS,
     summary: 'Revoke a credential of the ClickHouse interface',
@@ -87,15 +80,11 @@ export const clickhouseCredentialRoutes = [
     params: CredentialPath,
     responses: {
       200: json('The revoked credential.', ClickhouseCredentialResponse),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
       404: error('No such project, or no such credential in it.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = ctx.params.credentialId ?? '';
-      const row = isUuid(id) ? await deleteClickhouseCredential(sql, project.id, id) : null;
+    handler: async (ctx, { sql }, { project, params }) => {
+      const row = await deleteClickhouseCredential(sql, project.id, params.credentialId);
       if (!row) throw notFound('credential not found');
       ctx.body = presentClickhouseCredential(row);
     },

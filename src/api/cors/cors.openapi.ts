@@ -1,6 +1,6 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { openApiPath, type RouteDefinition } from '../define-route.js';
-import { error, PUBLIC } from '../openapi/building-blocks.js';
+import { error, PUBLIC } from '../shared/building-blocks.js';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from './client-cors.js';
 
 const text = { type: 'string' as const };

@@ -1,23 +1,14 @@
 import { z } from 'zod';
 import { deleteComment, deleteFeedback, deleteProject, findProjectDeletion } from '../../oltp/deletions.repo.js';
 import { API_PREFIX } from '../api-prefix.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import { presentComment, presentFeedback } from '../feedback/feedback.presenter.js';
-import { CommentResponse, FeedbackResponse } from '../feedback/feedback.responses.js';
-import { describe, error, feedbackId, json, ProjectPath, projectId } from '../openapi/building-blocks.js';
-import type { RequestContext } from '../state.js';
-import { isUuid, parseQuery } from '../validation.js';
-import { presentProjectDeletion } from './data-rights.presenter.js';
-import { dataRightsErrors, ProjectDeletionResponse } from './data-rights.responses.js';
+import { badRequest, notFound, unauthorized } from '../errors.js';
+import { describe, error, feedbackId, json, ProjectPath, projectId } from '../shared/building-blocks.js';
+import { presentProjectDeletion } from '../shared/data-rights.presenter.js';
+import { dataRightsErrors, ProjectDeletionResponse } from '../shared/data-rights.responses.js';
+import { presentComment, presentFeedback } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse } from '../shared/feedback.responses.js';
 import { DeleteProjectQuery } from './deletion.schema.js';
-
-function uuidParam(ctx: RequestContext, name: string, what: string): string {
-  const id = ctx.params[name] ?? '';
-  if (!isUuid(id)) throw notFound(`${what} not found`);
-  return id;
-}
 
 /**
  * Owners delete what they own (issue 16): a feedback item with its votes and comments, one comment
@@ -27,7 +18,7 @@ export const deletionRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/feedbacks/:feedbackId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'deleteFeedback',
     tags: ['Data rights'],
     summary: 'Delete a feedback item with its votes and comments',
@@ -36,14 +27,11 @@ export const deletionRoutes = [
     params: z.object({ id: projectId, feedbackId }),
     responses: {
       200: json('The deleted item, as it was.', FeedbackResponse),
-      401: dataRightsErrors.unauthorized,
-      403: dataRightsErrors.otherAccount,
       404: error('No such project, or no such feedback in it.'),
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const result = await deleteFeedback(sql, project.id, uuidParam(ctx, 'feedbackId', 'feedback'));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const result = await deleteFeedback(sql, project.id, params.feedbackId);
       if (!result) throw notFound('feedback not found');
       ctx.body = presentFeedback(result.feedback);
     },
@@ -51,23 +39,24 @@ export const deletionRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/feedbacks/:feedbackId/comments/:commentId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'deleteComment',
     tags: ['Data rights'],
     summary: 'Delete a comment (moderation)',
     description: 'The item’s `comment_count` follows.',
-    params: z.object({ id: projectId, feedbackId, commentId: describe(z.uuid(), 'Comment id. A malformed id is a 404.') }),
+    params: z.object({
+      id: projectId,
+      feedbackId,
+      commentId: describe(z.uuid({ error: 'comment not found' }), 'Comment id. A malformed id is a 404.'),
+    }),
     responses: {
       200: json('The deleted comment.', CommentResponse),
-      401: dataRightsErrors.unauthorized,
-      403: dataRightsErrors.otherAccount,
       404: error('No such project, feedback or comment (of that item).'),
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const item = uuidParam(ctx, 'feedbackId', 'feedback');
-      const comment = await deleteComment(sql, project.id, item, uuidParam(ctx, 'commentId', 'comment'));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const item = params.feedbackId;
+      const comment = await deleteComment(sql, project.id, item, params.commentId);
       if (!comment) throw notFound('comment not found');
       ctx.body = presentComment(comment);
     },
@@ -75,7 +64,8 @@ export const deletionRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true, ownerOnly: "a project is deleted with the account owner's admin token" },
     operationId: 'deleteProject',
     tags: ['Data rights'],
     summary: 'Delete a project with all its data',
@@ -84,22 +74,18 @@ export const deletionRoutes = [
       'its API key stops working. Its events, facts and rollups in ClickHouse are deleted by a durable job, answered here (follow it at `/projects/deletions/{deletionId}`). ' +
       'The owner’s token only (a team member gets 403). Also allowed for a suspended project.',
     params: ProjectPath,
-    query: z.object({ confirm: describe(z.string().min(1), 'The project’s name, exactly: a typed confirmation. Required.') }),
+    query: DeleteProjectQuery,
     responses: {
       202: {
         ...json('The deletion job.', ProjectDeletionResponse),
         headers: { Location: { description: 'The job’s URL.', schema: { type: 'string' as const } } },
       },
       400: error('`confirm` missing or not the project’s name.'),
-      401: dataRightsErrors.unauthorized,
       403: error('The project belongs to another account, or a team member’s token.'),
-      404: dataRightsErrors.noProject,
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
-      if (ctx.state.memberId) throw forbidden("a project is deleted with the account owner's admin token");
-      const { confirm } = parseQuery(DeleteProjectQuery, ctx.query);
+    handler: async (ctx, { sql, projectKeys }, { project, query }) => {
+      const { confirm } = query;
       if (confirm !== project.name) throw badRequest('confirm: must be the project’s name, exactly');
       const deletion = await deleteProject(sql, project);
       if (!deletion) throw notFound('project not found');
@@ -117,17 +103,22 @@ export const deletionRoutes = [
     operationId: 'getProjectDeletion',
     tags: ['Data rights'],
     summary: 'Follow a project deletion',
-    params: z.object({ deletionId: describe(z.uuid(), 'Deletion id. 404 for a malformed id and for one of another account.') }),
+    params: z.object({
+      deletionId: describe(
+        z.uuid({ error: 'project deletion not found' }),
+        'Deletion id. 404 for a malformed id and for one of another account.',
+      ),
+    }),
     responses: {
       200: json('The deletion job.', ProjectDeletionResponse),
       401: dataRightsErrors.unauthorized,
       404: error('No such deletion of this account’s projects.'),
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { params }) => {
       const account = ctx.state.account;
       if (!account) throw unauthorized('missing admin bearer token');
-      const deletion = await findProjectDeletion(sql, account.id, uuidParam(ctx, 'deletionId', 'project deletion'));
+      const deletion = await findProjectDeletion(sql, account.id, params.deletionId);
       if (!deletion) throw notFound('project deletion not found');
       ctx.body = presentProjectDeletion(deletion);
     },

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { findErasure, requestErasure } from '../../oltp/erasures.repo.js';
 import { API_PREFIX } from '../api-prefix.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { badRequest, notFound } from '../errors.js';
-import { describe, error, json, projectId } from '../openapi/building-blocks.js';
-import { isUuid, userIdSchema } from '../validation.js';
-import { presentErasure } from './data-rights.presenter.js';
-import { dataRightsErrors, ErasureResponse } from './data-rights.responses.js';
+import { notFound } from '../errors.js';
+import { describe, error, json, projectId } from '../shared/building-blocks.js';
+import { presentErasure } from '../shared/data-rights.presenter.js';
+import { dataRightsErrors, ErasureResponse } from '../shared/data-rights.responses.js';
+import { pathValue, userIdSchema } from '../validation.js';
 
 const erasureLocation = {
   Location: { description: 'The erasure’s URL (GET it to follow the job).', schema: { type: 'string' as const } },
@@ -21,7 +20,8 @@ export const erasureRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/users/:userId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'eraseSdkUser',
     tags: ['Data rights'],
     summary: 'Erase an SDK user’s data (GDPR Art. 17)',
@@ -32,25 +32,21 @@ export const erasureRoutes = [
       'Also allowed for a suspended project.',
     params: z.object({
       id: projectId,
-      userId: describe(
-        z.string().min(1).max(255),
-        'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+      userId: pathValue(
+        describe(
+          userIdSchema,
+          'The client app’s user id (URL-encoded). A user unknown to PostgreSQL may still have events: the job runs anyway.',
+        ),
       ),
     }),
     responses: {
       202: { ...json('The erasure job.', ErasureResponse), headers: erasureLocation },
       400: error('A user id longer than 255 characters.'),
-      401: dataRightsErrors.unauthorized,
-      403: error('The project belongs to another account.'),
-      404: dataRightsErrors.noProject,
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { project, params }) => {
       // A suspended project can still be asked to erase: the law does not wait for a reinstatement.
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
-      const parsed = userIdSchema.safeParse(ctx.params.userId);
-      if (!parsed.success) throw badRequest(`userId: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-      const { erasure } = await requestErasure(sql, project.id, parsed.data);
+      const { erasure } = await requestErasure(sql, project.id, params.userId);
       ctx.status = 202;
       ctx.set('Location', `${API_PREFIX}/projects/${project.id}/erasures/${erasure.id}`);
       ctx.body = presentErasure(erasure);
@@ -59,22 +55,22 @@ export const erasureRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/erasures/:erasureId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'getErasure',
     tags: ['Data rights'],
     summary: 'Follow an erasure',
-    params: z.object({ id: projectId, erasureId: describe(z.uuid(), 'Erasure id. A malformed id is a 404, like a missing one.') }),
+    params: z.object({
+      id: projectId,
+      erasureId: describe(z.uuid({ error: 'erasure not found' }), 'Erasure id. A malformed id is a 404, like a missing one.'),
+    }),
     responses: {
       200: json('The erasure job.', ErasureResponse),
-      401: dataRightsErrors.unauthorized,
-      403: error('The project belongs to another account.'),
       404: error('No such project, or no such erasure in it.'),
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
-      const id = ctx.params.erasureId ?? '';
-      const erasure = isUuid(id) ? await findErasure(sql, project.id, id) : null;
+    handler: async (ctx, { sql }, { project, params }) => {
+      const erasure = await findErasure(sql, project.id, params.erasureId);
       if (!erasure) throw notFound('erasure not found');
       ctx.body = presentErasure(erasure);
     },

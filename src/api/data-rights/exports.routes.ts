@@ -1,19 +1,17 @@
 import { z } from 'zod';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
-import { EXPORT_FORMATS, exportEvents } from '../../olap/data-rights/exports.js';
+import { exportEvents } from '../../olap/data-rights/exports.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
 import { FEEDBACK_EXPORT_COLUMNS, feedbackExportBatches, SDK_USER_EXPORT_COLUMNS, sdkUserExportBatches } from '../../oltp/exports.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest } from '../errors.js';
-import { describe, error, ProjectPath } from '../openapi/building-blocks.js';
+import { error, ProjectPath } from '../shared/building-blocks.js';
+import { dataRightsErrors } from '../shared/data-rights.responses.js';
 import type { RequestContext } from '../state.js';
-import { parseQuery } from '../validation.js';
-import { dataRightsErrors } from './data-rights.responses.js';
 import { EXPORT_CONTENT_TYPES, encodeRows, startedStream } from './export-stream.js';
-import { EventsExportQuery, TABLE_EXPORT_FORMATS, TableExportQuery } from './exports.schema.js';
+import { EventsExportQuery, TableExportQuery } from './exports.schema.js';
 
 /** The window of an events export: the metrics window (SPEC 8.3), its date errors as a 400 here (not a metrics route). */
 function exportWindow(query: EventsExportQuery, plan: Plan): MetricsWindow {
@@ -55,15 +53,6 @@ const textExport = (what: string) => ({
   },
 });
 
-const formatParam = (formats: readonly string[], fallback: string) =>
-  describe(
-    z
-      .enum(formats as [string, ...string[]])
-      .optional()
-      .meta({ default: fallback }),
-    `Output format: ${formats.map((f) => `\`${f}\``).join(', ')}. Default \`${fallback}\`.`,
-  );
-
 const echoHeader = (description: string, schema: { type: 'string' | 'integer' | 'boolean'; enum?: string[] }) => ({
   description,
   schema,
@@ -79,7 +68,7 @@ export const exportRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/exports/events',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'exportEvents',
     tags: ['Data rights'],
     summary: 'Export the project’s events (CSV, JSON Lines or Parquet)',
@@ -89,14 +78,7 @@ export const exportRoutes = [
       `allowance, and below Pro only the predefined events (${PREDEFINED_EVENTS.map((e) => `\`${e}\``).join(', ')}) are exported; the response headers say what applied. ` +
       'Streamed with bounded memory; a client that disconnects stops the query.',
     params: ProjectPath,
-    query: z.object({
-      format: formatParam(EXPORT_FORMATS, 'csv'),
-      date_from: describe(
-        z.iso.date().optional(),
-        'First day, `YYYY-MM-DD`, UTC, inclusive. Default: 29 days before `date_to`. Narrowed to the plan’s window.',
-      ),
-      date_to: describe(z.iso.date().optional(), 'Last day, `YYYY-MM-DD`, UTC, inclusive. Default: today.'),
-    }),
+    query: EventsExportQuery,
     responses: {
       200: {
         description: 'The events, streamed.',
@@ -118,14 +100,9 @@ export const exportRoutes = [
         },
       },
       400: error('An invalid `format`, date or range (the reason names it), or a parameter given twice.'),
-      401: dataRightsErrors.unauthorized,
-      403: dataRightsErrors.otherAccount,
-      404: dataRightsErrors.noProject,
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql, clickhouse, config }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(EventsExportQuery, ctx.query);
+    handler: async (ctx, { clickhouse, config }, { project, query }) => {
       const window = exportWindow(query, project.plan);
       const allNames = PLAN_LIMITS[project.plan].customEventsReadable;
       // Embedded chDB materializes every result: page through the table there (src/olap/data-rights/exports.ts).
@@ -153,7 +130,7 @@ export const exportRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/exports/feedbacks',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'exportFeedbacks',
     tags: ['Data rights'],
     summary: 'Export the project’s feedback items (CSV or JSON Lines)',
@@ -161,18 +138,14 @@ export const exportRoutes = [
       'Every item, merged ones too, oldest first: `id`, `title`, `description`, `status`, `category`, `user_id`, `user_email`, `vote_count`, `total_mrr`, `comment_count`, ' +
       '`merged_into_id`, `merged_at`, `rejection_reason`, `created_at`, `updated_at` (times ISO 8601 UTC with microseconds). Read through a PostgreSQL cursor.',
     params: ProjectPath,
-    query: z.object({ format: formatParam(TABLE_EXPORT_FORMATS, 'csv') }),
+    query: TableExportQuery,
     responses: {
       200: textExport('The feedback items'),
       400: error('An invalid `format`.'),
-      401: dataRightsErrors.unauthorized,
-      403: dataRightsErrors.otherAccount,
-      404: dataRightsErrors.noProject,
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const { format } = parseQuery(TableExportQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
+      const { format } = query;
       const body = await startedStream(encodeRows(feedbackExportBatches(sql, project.id), FEEDBACK_EXPORT_COLUMNS, format));
       attachment(ctx, format, `feedbacks-${project.id}`);
       ctx.body = body;
@@ -181,25 +154,21 @@ export const exportRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/exports/users',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'exportSdkUsers',
     tags: ['Data rights'],
     summary: 'Export the project’s SDK users (CSV or JSON Lines)',
     description:
       'Every SDK user, first registered first: `id`, `user_id`, `mrr`, `first_seen_at`, `last_seen_at`, `email`, `name` (the last two as registered, docs/clients.md). Read through a PostgreSQL cursor.',
     params: ProjectPath,
-    query: z.object({ format: formatParam(TABLE_EXPORT_FORMATS, 'csv') }),
+    query: TableExportQuery,
     responses: {
       200: textExport('The SDK users'),
       400: error('An invalid `format`.'),
-      401: dataRightsErrors.unauthorized,
-      403: dataRightsErrors.otherAccount,
-      404: dataRightsErrors.noProject,
       default: dataRightsErrors.default,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const { format } = parseQuery(TableExportQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
+      const { format } = query;
       const body = await startedStream(encodeRows(sdkUserExportBatches(sql, project.id), SDK_USER_EXPORT_COLUMNS, format));
       attachment(ctx, format, `users-${project.id}`);
       ctx.body = body;

@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { listDeliveries, retryDelivery } from '../../oltp/deliveries.repo.js';
 import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { conflict, notFound, paymentRequired } from '../errors.js';
-import { defaultError, describe, error, json, ProjectPath } from '../openapi/building-blocks.js';
-import { isUuid, parseQuery } from '../validation.js';
-import { presentDelivery } from './deliveries.presenter.js';
-import { DeliveryResponse } from './deliveries.responses.js';
+import { defaultError, describe, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { presentDelivery } from '../shared/deliveries.presenter.js';
+import { DeliveryResponse } from '../shared/deliveries.responses.js';
 import { ListDeliveriesQuery } from './deliveries.schema.js';
 
 const deliveryShape = ListDeliveriesQuery.shape;
@@ -21,7 +19,7 @@ export const deliveryRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/deliveries',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listDeliveries',
     tags: ['Notifications'],
     summary: 'List a project’s notification deliveries',
@@ -36,14 +34,9 @@ export const deliveryRoutes = [
     responses: {
       200: json('The deliveries.', z.array(DeliveryResponse)),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(ListDeliveriesQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       const rows = await listDeliveries(sql, project.id, query);
       ctx.body = rows.map(presentDelivery);
     },
@@ -51,26 +44,24 @@ export const deliveryRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/deliveries/:deliveryId/retry',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'retryDelivery',
     tags: ['Notifications'],
     summary: 'Retry a failed delivery',
     description:
       'Sets a failed delivery back to pending, due now, with a fresh budget of attempts (`attempts` restarts at 0; `last_error` stays until the next attempt). Same delivery id, so receivers can still tell a repeat.',
-    params: ProjectPath.extend({ deliveryId: describe(z.uuid(), 'Delivery id. A malformed id is a 404, like a missing one.') }),
+    params: ProjectPath.extend({
+      deliveryId: describe(z.uuid({ error: 'delivery not found' }), 'Delivery id. A malformed id is a 404, like a missing one.'),
+    }),
     responses: {
       200: json('The delivery, pending again.', DeliveryResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       402: error('The account’s plan no longer includes the delivery’s channel: integrations need Pro or Team, emails Team.'),
       404: error('No such project, or no such delivery in it.'),
       409: error('The delivery is not failed (pending or delivered).'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, deliveryQueue, config, logger }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = ctx.params.deliveryId ?? '';
-      if (!isUuid(id)) throw notFound('delivery not found');
+    handler: async (ctx, { sql, deliveryQueue, config, logger }, { project, params }) => {
+      const id = params.deliveryId;
       const result = await retryDelivery(sql, project.id, id);
       if (result.kind === 'not_found') throw notFound('delivery not found');
       if (result.kind === 'not_failed') throw conflict(`only a failed delivery can be retried; this one is ${result.status}`);

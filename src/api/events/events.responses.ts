@@ -1,27 +1,11 @@
 import { z } from 'zod';
 import type { TrackedEventResponse as TrackedEventType } from '../../core/event.js';
-import { anyValues } from '../openapi/any-values.js';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { count, uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
+import { TrackedEventResponse } from '../shared/tracked-event.responses.js';
 import type { BatchEventsResult } from './batch-results.js';
 
-// Events (SPEC 2.7)
-
-const properties = z
-  .record(z.string(), z.unknown())
-  .meta(anyValues)
-  .nullable()
-  .meta({ description: 'The properties object as sent, or null.' });
-
-export const TrackedEventResponse = z
-  .object({
-    id: uuid.meta({ description: 'The eventId sent by the client, or a server-assigned UUIDv7.' }),
-    event_name: z.string(),
-    user_id: z.string(),
-    properties,
-    created_at: timestamp.meta({ description: 'The event’s `timestamp` as sent, or the time the server received it.' }),
-  })
-  .meta({ id: 'TrackedEvent', description: 'A tracked analytics event (SPEC 2.7).' });
+// Events (SPEC 2.7); the tracked event itself is shared with the metrics feed (shared/tracked-event.responses.ts).
 
 /** The single-track answer: the stored event, and `success` for the origin's Kotlin SDK. */
 export const TrackAnswer = TrackedEventResponse.extend({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { anyValues } from '../openapi/any-values.js';
+import { anyValues } from '../shared/any-values.js';
 import { bodySchema, camelKeys, queryBoolean, userIdSchema } from '../validation.js';
 
 /** Serialized size cap of one event's properties: keeps rows (and queue jobs) bounded. */

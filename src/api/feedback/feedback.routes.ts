@@ -6,21 +6,13 @@ import { addVote, removeVote } from '../../oltp/votes.repo.js';
 import { keyProject } from '../auth.js';
 import { defineRoute, type RouteDeps } from '../define-route.js';
 import { badRequest, conflict, forbidden, notFound, paymentRequired } from '../errors.js';
-import { actingUser, viewerOf as signedViewer } from '../identity/acting-user.js';
-import { publicUserId } from '../identity/anonymous-alias.js';
-import { body, defaultError, describe, error, feedbackId, json, withFieldDocs } from '../openapi/building-blocks.js';
+import { actingUser, viewerOf } from '../shared/acting-user.js';
+import { publicUserId } from '../shared/anonymous-alias.js';
+import { body, defaultError, describe, error, feedbackId, json, optionalBody, withFieldDocs } from '../shared/building-blocks.js';
+import { presentComment, presentFeedback, presentVote } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse, VoteResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { viewerOf as headerViewer } from '../viewer.js';
-import { presentComment, presentFeedback, presentVote } from './feedback.presenter.js';
-import { CommentResponse, FeedbackResponse, VoteResponse } from './feedback.responses.js';
 import { AddCommentBody, AddVoteBody, CreateFeedbackBody, ListFeedbacksQuery, RemoveVoteBody, RemoveVoteQuery } from './feedback.schema.js';
-
-/**
- * The X-User-Id header drives has_voted (SPEC 2.1); an empty header is no user. A signed token's
- * user takes its place (docs/widget.md).
- */
-const viewerOf = (ctx: RequestContext) => signedViewer(ctx, headerViewer(ctx));
 
 /**
  * The public board's hidden field: people never see it, naive bots fill it in. Only requests with
@@ -31,13 +23,6 @@ function refuseHoneypot(ctx: RequestContext) {
   if (ctx.state.publishableKey && typeof body?.website === 'string' && body.website !== '') {
     throw badRequest('website: must be empty');
   }
-}
-
-/** A malformed id cannot name an item, so it is a 404 like any missing one. */
-function itemId(ctx: RequestContext): string {
-  const id = ctx.params.id ?? '';
-  if (!isUuid(id)) throw notFound('feedback not found');
-  return id;
 }
 
 /** Writes to an archived project are refused (SPEC 3): it is read-only. */
@@ -69,17 +54,15 @@ function clientComment(ctx: RequestContext, row: Parameters<typeof presentCommen
  * one, the `user_id` query parameter (the origin's Kotlin SDK sends no body, docs/clients.md).
  * Both given and different is a 400, never a guess.
  */
-function unvotingUser(ctx: RequestContext): string {
-  const fromQuery = parseQuery(RemoveVoteQuery, ctx.query).user_id;
-  const raw = ctx.request.body as unknown;
-  const noBody =
-    raw === undefined || raw === null || (typeof raw === 'object' && !Array.isArray(raw) && Object.keys(raw as object).length === 0);
-  if (noBody && fromQuery !== undefined) return fromQuery;
-  const { userId } = parseBody(RemoveVoteBody, raw);
-  if (fromQuery !== undefined && fromQuery !== userId) {
+function unvotingUser(fromQuery: string | undefined, fromBody: string | undefined): string {
+  if (fromBody === undefined) {
+    if (fromQuery === undefined) throw badRequest('userId: is required');
+    return fromQuery;
+  }
+  if (fromQuery !== undefined && fromQuery !== fromBody) {
     throw badRequest('userId: must be given once: the body’s userId and the user_id query parameter disagree');
   }
-  return userId;
+  return fromBody;
 }
 
 const UnvoteQuery = z.object({
@@ -97,27 +80,6 @@ const ViewerHeader = z.object({
 });
 
 /**
- * GET /feedbacks query: the schema that validates it, with descriptions added. Query parameters
- * are strings on the wire, so the default of `includeMerged` (a boolean after its transform) is
- * shown as sent (normalizeParameter).
- */
-const { shape } = ListFeedbacksQuery;
-export const FeedbackListQuery = ListFeedbacksQuery.extend({
-  status: describe(shape.status, 'Only items in this status.'),
-  category: describe(shape.category, 'Only items of this category.'),
-  includeMerged: describe(
-    shape.includeMerged,
-    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
-  ),
-  sort: describe(
-    shape.sort,
-    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending). Ties by creation time, then id.',
-  ),
-  limit: describe(shape.limit, 'Page size, 1 to 1000. Without `limit` and `offset` every item is returned.'),
-  offset: describe(shape.offset, 'Items to skip.'),
-});
-
-/**
  * Feedback, votes and comments (SPEC 4.1 to 4.7), authenticated by X-API-Key, secret or
  * publishable: a web page may call them (CORS: cors/client-cors.ts).
  */
@@ -130,7 +92,7 @@ export const feedbackRoutes = [
     operationId: 'listFeedbacks',
     tags: ['Feedback'],
     summary: 'List feedback',
-    query: FeedbackListQuery,
+    query: ListFeedbacksQuery,
     headers: ViewerHeader,
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
@@ -139,8 +101,7 @@ export const feedbackRoutes = [
       403: error('The project is suspended.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const query = parseQuery(ListFeedbacksQuery, ctx.query);
+    handler: async (ctx, { sql }, { query }) => {
       const viewer = viewerOf(ctx);
       const rows = await listFeedbacks(sql, keyProject(ctx).id, query, viewer);
       ctx.body = rows.map((row) => clientFeedback(ctx, row, viewer));
@@ -172,9 +133,8 @@ export const feedbackRoutes = [
       403: error('The project is suspended or archived.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
+    handler: async (ctx, deps, { body }) => {
       refuseHoneypot(ctx);
-      const body = parseBody(CreateFeedbackBody, ctx.request.body);
       const viewer = viewerOf(ctx);
       assertWritable(ctx);
       const project = keyProject(ctx);
@@ -205,9 +165,9 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { params }) => {
       const viewer = viewerOf(ctx);
-      const row = await findFeedback(sql, keyProject(ctx).id, itemId(ctx), viewer);
+      const row = await findFeedback(sql, keyProject(ctx).id, params.id, viewer);
       // An anonymous submission awaiting approval is its author's alone until an owner approves it.
       if (!row || heldFrom(row, viewer)) throw notFound('feedback not found');
       ctx.body = clientFeedback(ctx, row, viewer);
@@ -239,12 +199,10 @@ export const feedbackRoutes = [
       409: error('The user has already voted on this item.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
-      const body = parseBody(AddVoteBody, ctx.request.body);
+    handler: async (ctx, deps, { params, body }) => {
       assertWritable(ctx);
       const user = await acting(ctx, deps, body.userId);
-      const result = await addVote(deps.sql, keyProject(ctx).id, id, { ...body, email: body.email ?? user.email });
+      const result = await addVote(deps.sql, keyProject(ctx).id, params.id, { ...body, email: body.email ?? user.email });
       switch (result.kind) {
         case 'not_found':
           throw notFound('feedback not found');
@@ -270,14 +228,13 @@ export const feedbackRoutes = [
     description: 'Idempotent: removing a vote that does not exist answers the current count.',
     params: FeedbackPath,
     query: UnvoteQuery,
-    body: {
-      ...body(
+    body: optionalBody(
+      body(
         RemoveVoteBody,
         'RemoveVoteRequest',
         'A JSON body sent with DELETE (SPEC 4.5); optional when the `user_id` query parameter names the user.',
       ),
-      required: false,
-    },
+    ),
     responses: {
       200: json('The vote state, with `has_voted` false.', VoteResponse),
       400: error('Validation failed; the reason names the field.'),
@@ -286,12 +243,11 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
-      const userId = unvotingUser(ctx);
+    handler: async (ctx, deps, { params, query, body }) => {
+      const userId = unvotingUser(query.user_id, body?.userId);
       assertWritable(ctx);
       await acting(ctx, deps, userId);
-      const vote = await removeVote(deps.sql, keyProject(ctx).id, id, userId);
+      const vote = await removeVote(deps.sql, keyProject(ctx).id, params.id, userId);
       if (!vote) throw notFound('feedback not found');
       ctx.body = presentVote(vote);
     },
@@ -316,9 +272,9 @@ export const feedbackRoutes = [
       default: defaultError,
     },
     headers: ViewerHeader,
-    handler: async (ctx, { sql }) => {
+    handler: async (ctx, { sql }, { params }) => {
       const viewer = viewerOf(ctx);
-      const rows = await listComments(sql, keyProject(ctx).id, itemId(ctx), { userId: viewer });
+      const rows = await listComments(sql, keyProject(ctx).id, params.id, { userId: viewer });
       if (!rows) throw notFound('feedback not found');
       ctx.body = rows.map((row) => clientComment(ctx, row, viewer));
     },
@@ -341,14 +297,12 @@ export const feedbackRoutes = [
       404: error('No such feedback in this project.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const id = itemId(ctx);
+    handler: async (ctx, deps, { params, body }) => {
       refuseHoneypot(ctx);
-      const body = parseBody(AddCommentBody, ctx.request.body);
       assertWritable(ctx);
       await acting(ctx, deps, body.userId);
       if (body.isAdmin && ctx.state.publishableKey) throw forbidden('isAdmin: a publishable key cannot post as the app’s team');
-      const comment = await addComment(deps.sql, keyProject(ctx).id, id, body);
+      const comment = await addComment(deps.sql, keyProject(ctx).id, params.id, body);
       if (!comment) throw notFound('feedback not found');
       ctx.body = clientComment(ctx, comment, body.userId);
     },

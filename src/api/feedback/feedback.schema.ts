@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { FEEDBACK_CATEGORIES, FEEDBACK_SORTS, FEEDBACK_STATUSES, OWNER_FEEDBACK_SORTS } from '../../oltp/feedback.row.js';
-import { bodySchema, queryBoolean, userIdSchema } from '../validation.js';
+import { describe } from '../shared/building-blocks.js';
+import { bodySchema, emailSchema, queryBoolean, userIdSchema } from '../validation.js';
 
-const email = z.email({ error: 'must be an email address' }).max(320, 'must be at most 320 characters');
+const email = emailSchema;
 const optionalEmail = email.nullish().transform((value) => value ?? undefined);
 
-/** GET /feedbacks query (SPEC 4.1); names read verbatim. */
-export const ListFeedbacksQuery = z.object({
+/** GET /feedbacks query (SPEC 4.1), before its descriptions; names read verbatim. */
+const listFeedbacksFields = z.object({
   status: z.enum(FEEDBACK_STATUSES, { error: `must be one of ${FEEDBACK_STATUSES.join(', ')}` }).optional(),
   category: z.enum(FEEDBACK_CATEGORIES, { error: `must be one of ${FEEDBACK_CATEGORIES.join(', ')}` }).optional(),
   includeMerged: queryBoolean.optional().default(false),
@@ -22,27 +23,57 @@ export const ListFeedbacksQuery = z.object({
     .optional(),
   offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional(),
 });
-export type ListFeedbacksQuery = z.infer<typeof ListFeedbacksQuery>;
 
 /** Title search of the owner's list: plain text, matched as typed (wildcards are escaped by the repository). */
 const titleSearch = z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').optional();
 
-/** GET /projects/:id/feedbacks query: GET /feedbacks's, plus a title search and the sort by voters' MRR. */
-export const ProjectFeedbacksQuery = ListFeedbacksQuery.extend({
-  q: titleSearch,
-  sort: z
-    .enum(OWNER_FEEDBACK_SORTS, { error: `must be one of ${OWNER_FEEDBACK_SORTS.join(', ')}` })
-    .optional()
-    .default('votes'),
+/**
+ * GET /feedbacks query (SPEC 4.1): the schema that validates it and describes it. Query parameters
+ * are strings on the wire, so the default of `includeMerged` (a boolean after its transform) is
+ * shown as sent (normalizeParameter).
+ */
+const { shape } = listFeedbacksFields;
+export const ListFeedbacksQuery = listFeedbacksFields.extend({
+  status: describe(shape.status, 'Only items in this status.'),
+  category: describe(shape.category, 'Only items of this category.'),
+  includeMerged: describe(
+    shape.includeMerged,
+    'Include items merged into others (`true`/`false`, also `1`/`0`). Default false: merged items are left out. Also read as `include_merged` (see the casing of query parameters in the API description).',
+  ),
+  sort: describe(
+    shape.sort,
+    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending). Ties by creation time, then id.',
+  ),
+  limit: describe(shape.limit, 'Page size, 1 to 1000. Without `limit` and `offset` every item is returned.'),
+  offset: describe(shape.offset, 'Items to skip.'),
 });
-export type ProjectFeedbacksQuery = z.infer<typeof ProjectFeedbacksQuery>;
+
+const TITLE_SEARCH =
+  'Only items whose title contains this text, in any letter case. `%` and `_` are matched as themselves, not as wildcards. At most 200 characters; empty is no search.';
+
+/** GET /projects/:id/feedbacks query: GET /feedbacks's parameters, a title search and the sort by voters' MRR. */
+export const ProjectFeedbacksQuery = ListFeedbacksQuery.extend({
+  q: describe(titleSearch, TITLE_SEARCH),
+  sort: describe(
+    z
+      .enum(OWNER_FEEDBACK_SORTS, { error: `must be one of ${OWNER_FEEDBACK_SORTS.join(', ')}` })
+      .optional()
+      .default('votes'),
+    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending), `mrr` (voters’ total MRR descending, items without one last, then votes). Ties by creation time, then id.',
+  ),
+});
 
 /** GET /projects/:id/feedbacks/counts query: the list's filters other than status and paging. */
 export const FeedbackCountsQuery = z.object({
-  category: ListFeedbacksQuery.shape.category,
-  includeMerged: ListFeedbacksQuery.shape.includeMerged,
-  q: titleSearch,
+  category: describe(listFeedbacksFields.shape.category, 'Only items of this category.'),
+  includeMerged: describe(
+    listFeedbacksFields.shape.includeMerged,
+    'Count items merged into others too (`true`/`false`, also `1`/`0`). Default false, as the list.',
+  ),
+  q: describe(titleSearch, TITLE_SEARCH),
 });
+
+export type ProjectFeedbacksQuery = z.infer<typeof ProjectFeedbacksQuery>;
 export type FeedbackCountsQuery = z.infer<typeof FeedbackCountsQuery>;
 
 /** POST /projects/:id/feedbacks/:feedbackId/comments body: the author is the token's account or member. */
@@ -95,23 +126,6 @@ export const AddCommentBody = bodySchema({
   isAdmin: z.boolean({ error: 'must be a boolean' }).optional().default(false),
 });
 export type AddCommentBody = z.infer<typeof AddCommentBody>;
-
-/**
- * POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. The
- * origin's Kotlin SDK registers `{ email, name, external_id, metadata }`: `external_id` is read as
- * `userId`; `email` and `name` are kept (given as null, they clear the stored one; omitted, they
- * stay); `metadata` is not part of the SDK user and is ignored (docs/clients.md).
- */
-export const RegisterUserBody = bodySchema(
-  {
-    userId: userIdSchema,
-    mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
-    email: email.nullable().optional(),
-    name: z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').nullable().optional(),
-  },
-  { externalId: 'userId' },
-);
-export type RegisterUserBody = z.infer<typeof RegisterUserBody>;
 
 /** PATCH /projects/:id/feedbacks/:feedbackId body (admin). */
 export const UpdateFeedbackBody = bodySchema({

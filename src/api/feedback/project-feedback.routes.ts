@@ -2,32 +2,13 @@ import { z } from 'zod';
 import { addOwnerReply, listComments } from '../../oltp/comments.repo.js';
 import { countFeedbacksByStatus, findFeedback, listFeedbacks, mergeFeedback, updateFeedbackStatus } from '../../oltp/feedback.repo.js';
 import { listVoters } from '../../oltp/votes.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { AppError, badRequest, forbidden, notFound, unauthorized } from '../errors.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  feedbackId,
-  json,
-  ProjectPath,
-  projectId,
-  withFieldDocs,
-} from '../openapi/building-blocks.js';
+import { body, defaultError, error, feedbackId, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
+import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from '../shared/feedback.presenter.js';
+import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from '../shared/feedback.responses.js';
 import type { RequestContext } from '../state.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { presentComment, presentFeedback, presentStatusCounts, presentVoters } from './feedback.presenter.js';
-import { CommentResponse, FeedbackResponse, StatusCountsResponse, VotersResponse } from './feedback.responses.js';
-import { FeedbackListQuery } from './feedback.routes.js';
 import { FeedbackCountsQuery, MergeFeedbackBody, OwnerReplyBody, ProjectFeedbacksQuery, UpdateFeedbackBody } from './feedback.schema.js';
-
-function feedbackIdParam(ctx: RequestContext): string {
-  const id = ctx.params.feedbackId ?? '';
-  if (!isUuid(id)) throw notFound('feedback not found');
-  return id;
-}
 
 /** The author of an owner's reply: the token's account, and its member when a member's token is used. */
 function replyAuthor(ctx: RequestContext) {
@@ -37,27 +18,6 @@ function replyAuthor(ctx: RequestContext) {
 }
 
 const ProjectFeedbackPath = z.object({ id: projectId, feedbackId });
-
-const TITLE_SEARCH =
-  'Only items whose title contains this text, in any letter case. `%` and `_` are matched as themselves, not as wildcards. At most 200 characters; empty is no search.';
-
-/** The owner's list: GET /feedbacks's parameters, a title search and the sort by voters' MRR. */
-const ProjectFeedbackListQuery = FeedbackListQuery.extend({
-  q: describe(ProjectFeedbacksQuery.shape.q, TITLE_SEARCH),
-  sort: describe(
-    ProjectFeedbacksQuery.shape.sort,
-    '`votes` (vote count descending, the default), `newest`, `oldest`, `comments` (comment count descending), `mrr` (voters’ total MRR descending, items without one last, then votes). Ties by creation time, then id.',
-  ),
-});
-
-const CountsQuery = FeedbackCountsQuery.extend({
-  category: describe(FeedbackCountsQuery.shape.category, 'Only items of this category.'),
-  includeMerged: describe(
-    FeedbackCountsQuery.shape.includeMerged,
-    'Count items merged into others too (`true`/`false`, also `1`/`0`). Default false, as the list.',
-  ),
-  q: describe(FeedbackCountsQuery.shape.q, TITLE_SEARCH),
-});
 
 const notFoundItem = error('No such project, or no such feedback in it (an item of another project included).');
 
@@ -70,25 +30,20 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listProjectFeedbacks',
     tags: ['Projects'],
     summary: 'List a project’s feedback',
     description:
       'The query parameters of GET /feedbacks, plus `q` (title search) and `sort=mrr`; `has_voted` is always false here. Counts per status: GET /projects/{id}/feedbacks/counts.',
     params: ProjectPath,
-    query: ProjectFeedbackListQuery,
+    query: ProjectFeedbacksQuery,
     responses: {
       200: json('The project’s feedback items.', z.array(FeedbackResponse)),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(ProjectFeedbacksQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       const rows = await listFeedbacks(sql, project.id, query, undefined);
       ctx.body = rows.map(presentFeedback);
     },
@@ -97,32 +52,27 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/counts',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'countProjectFeedbacks',
     tags: ['Projects'],
     summary: 'Count a project’s feedback per status',
     description:
       'Under the list’s filters other than `status` (category, merged items, title search), so the counts match the list beside them.',
     params: ProjectPath,
-    query: CountsQuery,
+    query: FeedbackCountsQuery,
     responses: {
       200: json('Items per status.', StatusCountsResponse),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(FeedbackCountsQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       ctx.body = presentStatusCounts(await countFeedbacksByStatus(sql, project.id, query));
     },
   }),
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'getProjectFeedback',
     tags: ['Projects'],
     summary: 'Get one feedback item',
@@ -130,14 +80,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The item.', FeedbackResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const row = await findFeedback(sql, project.id, feedbackIdParam(ctx), undefined);
+    handler: async (ctx, { sql }, { project, params }) => {
+      const row = await findFeedback(sql, project.id, params.feedbackId, undefined);
       if (!row) throw notFound('feedback not found');
       ctx.body = presentFeedback(row);
     },
@@ -145,7 +92,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId/votes',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listFeedbackVoters',
     tags: ['Projects'],
     summary: 'List a feedback item’s voters with their MRR',
@@ -154,14 +101,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The voters.', VotersResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
+    handler: async (ctx, { sql }, { project, params }) => {
+      const id = params.feedbackId;
       const voters = await listVoters(sql, project.id, id);
       if (!voters) throw notFound('feedback not found');
       ctx.body = presentVoters(id, voters);
@@ -170,7 +114,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId/comments',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listProjectFeedbackComments',
     tags: ['Projects'],
     summary: 'List a feedback item’s comments',
@@ -178,14 +122,11 @@ export const projectFeedbackRoutes = [
     params: ProjectFeedbackPath,
     responses: {
       200: json('The comments.', z.array(CommentResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: notFoundItem,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const rows = await listComments(sql, project.id, feedbackIdParam(ctx));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const rows = await listComments(sql, project.id, params.feedbackId);
       if (!rows) throw notFound('feedback not found');
       ctx.body = rows.map(presentComment);
     },
@@ -193,7 +134,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/feedbacks/:feedbackId/comments',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'replyToFeedback',
     tags: ['Projects'],
     summary: 'Reply to a feedback item as the project’s team',
@@ -204,16 +145,13 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The comment.', CommentResponse),
       400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid admin token.'),
       403: error('The project belongs to another account, or is suspended or archived.'),
       404: notFoundItem,
       409: error('The item is merged: reply on the item it was merged into (`merged_into_id`), where its comments moved.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(OwnerReplyBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       // An archived project is read-only for everyone (SPEC 3), its owner included.
       if (project.archived) throw forbidden('project is archived');
       const result = await addOwnerReply(sql, project.id, id, { content: body.content, author: replyAuthor(ctx) });
@@ -225,7 +163,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'patch',
     path: '/projects/:id/feedbacks/:feedbackId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'updateFeedbackStatus',
     tags: ['Projects'],
     summary: 'Change a feedback item’s status',
@@ -242,16 +180,12 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The item.', FeedbackResponse),
       400: error('Validation failed, or `rejectionReason` for a status other than `rejected`.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project, or no such feedback in it.'),
       409: error('The item is merged: its status is that of the item it was merged into (`merged_into_id`).'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(UpdateFeedbackBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       const result = await updateFeedbackStatus(sql, project.id, id, body);
       if (result.kind === 'not_found') throw notFound('feedback not found');
       if (result.kind === 'reason_needs_rejected') {
@@ -264,7 +198,7 @@ export const projectFeedbackRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/feedbacks/:feedbackId/merge',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'mergeFeedback',
     tags: ['Projects'],
     summary: 'Merge a feedback item into another',
@@ -275,16 +209,12 @@ export const projectFeedbackRoutes = [
     responses: {
       200: json('The merged source item.', FeedbackResponse),
       400: error('Validation failed; a merge into itself, or into an item not in this project.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
       404: error('No such project, or no such feedback in it.'),
       409: error('The source is already merged, or the target is itself merged.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = feedbackIdParam(ctx);
-      const body = parseBody(MergeFeedbackBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.feedbackId;
       const result = await mergeFeedback(sql, project.id, id, body.intoId);
       if (result.kind === 'not_found') throw notFound('feedback not found');
       if (result.kind === 'refused') throw new AppError(result.status, result.reason);

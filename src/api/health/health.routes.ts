@@ -1,6 +1,6 @@
 import { defineRoute } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
-import { json, ROOT_SERVER } from '../openapi/building-blocks.js';
+import { json, ROOT_SERVER } from '../shared/building-blocks.js';
 import { HealthResponse, ReadinessResponse } from './health.responses.js';
 
 type Check = 'ok' | 'unavailable';

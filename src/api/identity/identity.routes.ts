@@ -3,25 +3,16 @@ import { z } from 'zod';
 import { IDENTITY_SECRET_PREFIX, newSecret, PUBLISHABLE_KEY_PREFIX } from '../../core/secrets.js';
 import { approveFeedback, listFeedbacks } from '../../oltp/feedback.repo.js';
 import { findPublicBoard, type Project, replaceIdentitySecret, replacePublishableKey } from '../../oltp/projects.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { presentFeedback } from '../feedback/feedback.presenter.js';
-import { FeedbackResponse } from '../feedback/feedback.responses.js';
-import { defaultError, error, feedbackId, json, ProjectPath } from '../openapi/building-blocks.js';
-import { presentProject } from '../projects/projects.presenter.js';
-import { ProjectResponse } from '../projects/projects.responses.js';
-import type { RequestContext } from '../state.js';
-import { isUuid } from '../validation.js';
+import { defaultError, error, feedbackId, json, ProjectPath } from '../shared/building-blocks.js';
+import { presentFeedback } from '../shared/feedback.presenter.js';
+import { FeedbackResponse } from '../shared/feedback.responses.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse } from '../shared/projects.responses.js';
 
 /** A board's address is a slug the migration made (lowercase letters, digits and dashes). */
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
-
-function feedbackIdParam(ctx: RequestContext): string {
-  const id = ctx.params.feedbackId ?? '';
-  if (!isUuid(id)) throw notFound('feedback not found');
-  return id;
-}
 
 const ProjectWithIdentitySecret = ProjectResponse.extend({
   identity_secret: z.string().meta({
@@ -39,11 +30,6 @@ const BoardResponse = z
   })
   .meta({ id: 'Board', description: 'What a public board page needs to start.' });
 
-const ownerErrors = {
-  401: error('Missing or invalid admin token.'),
-  403: error('The project belongs to another account, or is suspended.'),
-};
-
 /**
  * Keys and identity for web pages (docs/widget.md): the identity secret a host app signs user
  * tokens with, the publishable key, the moderation queue of anonymous submissions, and the
@@ -53,7 +39,7 @@ export const identityRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/identity-secret',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'createIdentitySecret',
     tags: ['Identity'],
     summary: 'Create or rotate the identity secret',
@@ -62,12 +48,9 @@ export const identityRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The project with its new identity secret (shown only here).', ProjectWithIdentitySecret),
-      ...ownerErrors,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql, projectKeys }, { project }) => {
       const secret = newSecret(IDENTITY_SECRET_PREFIX);
       const updated = (await replaceIdentitySecret(sql, project.id, secret)) as Project;
       // Tokens signed with the previous secret stop verifying here at once; elsewhere through NOTIFY.
@@ -78,19 +61,16 @@ export const identityRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/publishable-key',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'rotatePublishableKey',
     tags: ['Identity'],
     summary: 'Rotate the publishable key',
     params: ProjectPath,
     responses: {
       200: json('The project with its new publishable key; the old one stops at once.', ProjectResponse),
-      ...ownerErrors,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql, projectKeys }, { project }) => {
       const key = PUBLISHABLE_KEY_PREFIX + randomBytes(16).toString('hex');
       const updated = (await replacePublishableKey(sql, project.id, key)) as Project;
       projectKeys.forgetProject(project.id);
@@ -100,7 +80,7 @@ export const identityRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/moderation',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listAwaitingApproval',
     tags: ['Identity'],
     summary: 'Anonymous submissions awaiting approval',
@@ -108,12 +88,9 @@ export const identityRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The items awaiting approval.', z.array(FeedbackResponse)),
-      ...ownerErrors,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       const filters = { includeMerged: false, sort: 'newest', approval: 'awaiting' } as const;
       ctx.body = (await listFeedbacks(sql, project.id, filters, undefined)).map(presentFeedback);
     },
@@ -121,20 +98,18 @@ export const identityRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/feedbacks/:feedbackId/approve',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'approveFeedback',
     tags: ['Identity'],
     summary: 'Approve an anonymous submission',
     params: ProjectPath.extend({ feedbackId }),
     responses: {
       200: json('The item, now visible on the board and in the app.', FeedbackResponse),
-      ...ownerErrors,
       404: error('No such project or item.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const row = await approveFeedback(sql, project.id, feedbackIdParam(ctx));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const row = await approveFeedback(sql, project.id, params.feedbackId);
       if (!row) throw notFound('feedback not found');
       ctx.body = presentFeedback(row);
     },
@@ -153,8 +128,7 @@ export const identityRoutes = [
       404: error('No such public board.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const slug = ctx.params.slug ?? '';
+    handler: async (ctx, { sql }, { params: { slug } }) => {
       const project = SLUG.test(slug) ? await findPublicBoard(sql, slug) : null;
       if (!project) throw notFound('board not found');
       ctx.body = {

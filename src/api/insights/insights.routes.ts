@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import {
   createSavedQuery,
   deleteSavedQuery,
@@ -11,25 +10,10 @@ import {
   tokenHolderEmail,
 } from '../../oltp/insights.repo.js';
 import { listVoters } from '../../oltp/votes.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { notFound, unauthorized } from '../errors.js';
-import { ErrorBody } from '../errors.responses.js';
-import { liveStream } from '../live/live.stream.js';
-import { MetricsErrorBody } from '../metrics/metrics.responses.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  feedbackId,
-  json,
-  ProjectPath,
-  projectId,
-  projectRefused,
-} from '../openapi/building-blocks.js';
-import type { RequestContext } from '../state.js';
-import { isUuid, parseBody, readQuery } from '../validation.js';
+import { body, defaultError, describe, error, feedbackId, json, ProjectPath, projectId } from '../shared/building-blocks.js';
+import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import { impactAnswer, shipDatesAnswer } from './impact.service.js';
 import {
   EventNamesResult,
@@ -40,23 +24,19 @@ import {
   SavedQuery,
   ShipDatesResult,
 } from './insights.responses.js';
-import { FunnelBody, ImpactLinkBody, PathsBody, parseInsightBody, RetentionBody, SavedQueryBody } from './insights.schema.js';
+import {
+  EventNamesQuery,
+  FunnelBody,
+  ImpactLinkBody,
+  ImpactQuery,
+  PathsBody,
+  RetentionBody,
+  SavedQueryBody,
+  ShipDatesQuery,
+} from './insights.schema.js';
 import { eventNamesAnswer, funnelAnswer, pathsAnswer, retentionAnswer } from './insights.service.js';
+import { liveStream } from './live.stream.js';
 import { presentSavedQuery } from './saved-queries.presenter.js';
-
-/** Query parameters in the metrics API's way (either casing, each at most once), refused in its body. */
-const insightsQuery = (ctx: RequestContext, names: readonly string[]) =>
-  readQuery(ctx.query, names, (name, problem) => new MetricsError('METRICS_INVALID_PARAMETER', `${name} ${problem}`));
-
-/** A whole number from `min` to `max` in a query parameter, or the fallback when absent. */
-function intParameter(name: string, value: string | undefined, min: number, max: number, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) {
-    throw new MetricsError('METRICS_INVALID_PARAMETER', `${name} must be an integer from ${min} to ${max}`);
-  }
-  return n;
-}
 
 /**
  * A 400 or 402 of these routes: the metrics error body for what the route itself refuses, and the
@@ -72,7 +52,6 @@ const PREDEFINED = PREDEFINED_EVENTS.map((name) => `\`${name}\``).join(', ');
 const FeedbackPath = z.object({ id: projectId, feedbackId });
 const common = (what: string) => ({
   401: error('Missing or invalid admin token (a member’s token needs the Team plan).'),
-  403: projectRefused,
   404: error(`No such project${what}.`),
   default: defaultError,
 });
@@ -84,9 +63,8 @@ const windowNote =
   'The plan’s window clamps the request (a narrowed 200, `retention_clamped`); below Pro only the predefined events are read (`event_scope`).';
 
 /** The item's voters, after checking it is the project's: 404 otherwise. */
-async function itemVoters(ctx: RequestContext, sql: Parameters<typeof listVoters>[0], projectId: string) {
-  const id = ctx.params.feedbackId ?? '';
-  const voters = isUuid(id) ? await listVoters(sql, projectId, id) : null;
+async function itemVoters(sql: Parameters<typeof listVoters>[0], projectId: string, id: string) {
+  const voters = await listVoters(sql, projectId, id);
   if (!voters) throw notFound('feedback not found');
   return { id, voters: voters.voters };
 }
@@ -101,7 +79,8 @@ export const insightsRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/insights/funnel',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'projectFunnel',
     tags: ['Insights'],
     summary: 'Funnel: users who did the steps in order within the conversion window',
@@ -109,16 +88,16 @@ export const insightsRoutes = [
     params: ProjectPath,
     body: body(FunnelBody, 'FunnelRequest'),
     responses: { 200: json('The funnel.', FunnelResult), 400: plan400, 402: plan402, ...common('') },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const input = parseInsightBody(FunnelBody, ctx.request.body);
+    handler: async (ctx, { clickhouse }, { project, body }) => {
+      const input = body;
       ctx.body = await funnelAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
     },
   }),
   defineRoute({
     method: 'post',
     path: '/projects/:id/insights/retention',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'projectRetention',
     tags: ['Insights'],
     summary: 'Retention cohorts by day or week',
@@ -126,16 +105,16 @@ export const insightsRoutes = [
     params: ProjectPath,
     body: body(RetentionBody, 'RetentionRequest'),
     responses: { 200: json('The cohorts, one per day or week of the window.', RetentionResult), 400: plan400, 402: plan402, ...common('') },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const input = parseInsightBody(RetentionBody, ctx.request.body);
+    handler: async (ctx, { clickhouse }, { project, body }) => {
+      const input = body;
       ctx.body = await retentionAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
     },
   }),
   defineRoute({
     method: 'post',
     path: '/projects/:id/insights/paths',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'projectPaths',
     tags: ['Insights'],
     summary: 'User paths: what users did after an event, or before one',
@@ -150,38 +129,33 @@ export const insightsRoutes = [
       402: plan402,
       ...common(''),
     },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const input = parseInsightBody(PathsBody, ctx.request.body);
+    handler: async (ctx, { clickhouse }, { project, body }) => {
+      const input = body;
       ctx.body = await pathsAnswer(clickhouse, { projectId: project.id, plan: project.plan }, input);
     },
   }),
   defineRoute({
     method: 'get',
     path: '/projects/:id/event-names',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'projectEventNames',
     tags: ['Insights'],
     summary: 'Event names seen in the window, most tracked first (for pickers)',
     description: `Below Pro only ${PREDEFINED} are listed (\`event_scope: predefined_only\`). ${windowNote}`,
     params: ProjectPath,
-    query: z.object({
-      date_from: describe(z.iso.date().optional(), 'First day (UTC). Default: 29 days before date_to.'),
-      date_to: describe(z.iso.date().optional(), 'Last day (UTC). Default: today.'),
-      limit: describe(z.number().int().min(1).max(1000).optional(), 'At most this many names (default 100).'),
-    }),
+    query: EventNamesQuery,
     responses: { 200: json('The names.', EventNamesResult), 400: plan400, ...common('') },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = insightsQuery(ctx, ['date_from', 'date_to', 'limit']);
-      const limit = intParameter('limit', query.limit, 1, 1000, 100);
+    handler: async (ctx, { clickhouse }, { project, query }) => {
+      const limit = query.limit ?? 100;
       ctx.body = await eventNamesAnswer(clickhouse, { projectId: project.id, plan: project.plan }, { ...query, limit });
     },
   }),
   defineRoute({
     method: 'put',
     path: '/projects/:id/feedbacks/:feedbackId/impact',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'linkFeedbackImpact',
     tags: ['Insights'],
     summary: 'Link a feedback item to the events that show its feature in use',
@@ -193,10 +167,9 @@ export const insightsRoutes = [
       400: metricsError('`METRICS_INVALID_PARAMETER`: eventNames must be 1 to 20 names of 1 to 100 characters.'),
       ...common(' or feedback item'),
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const item = await itemVoters(ctx, sql, project.id);
-      const input = parseInsightBody(ImpactLinkBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const item = await itemVoters(sql, project.id, params.feedbackId);
+      const input = body;
       await saveImpactLink(sql, project.id, item.id, input.eventNames);
       ctx.body = { feedback_id: item.id, event_names: input.eventNames };
     },
@@ -204,23 +177,23 @@ export const insightsRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/feedbacks/:feedbackId/impact',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'feedbackImpact',
     tags: ['Insights'],
     summary: 'Feature impact: use of the linked events before and after the item shipped, by its voters too',
     description: `Before the item is completed: a 200 with shipped_at null. With no event linked yet (PUT the impact): a 200 with event_names [] and null measures. The span [shipped_at − days, shipped_at + days) is the request’s window: ${windowNote}`,
     params: FeedbackPath,
-    query: z.object({ days: describe(z.number().int().min(1).max(365).optional(), 'Days before and after shipped_at (default 30).') }),
+    query: ImpactQuery,
     responses: {
       200: json('The impact.', ImpactResult),
       400: plan400,
       402: plan402,
       ...common(' or feedback item'),
     },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const item = await itemVoters(ctx, sql, project.id);
-      const days = intParameter('days', insightsQuery(ctx, ['days']).days, 1, 365, 30);
+    handler: async (ctx, { sql, clickhouse }, { project, params, query }) => {
+      const item = await itemVoters(sql, project.id, params.feedbackId);
+      const days = query.days ?? 30;
       const eventNames = (await findImpactLink(sql, project.id, item.id)) ?? [];
       ctx.body = await impactAnswer(
         clickhouse,
@@ -232,21 +205,17 @@ export const insightsRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/insights/ship-dates',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    errorBody: 'metrics',
     operationId: 'projectShipDates',
     tags: ['Insights'],
     summary: 'Feedback items completed in the window, with when (to mark ship dates on charts)',
     description:
       'Items whose latest status is `completed` and whose last completion falls in the window, oldest first; `shipped_at` is the one the impact route reads. The plan’s window clamps the request (a narrowed 200, `retention_clamped`).',
     params: ProjectPath,
-    query: z.object({
-      date_from: describe(z.iso.date().optional(), 'First day (UTC). Default: 29 days before date_to.'),
-      date_to: describe(z.iso.date().optional(), 'Last day (UTC). Default: today.'),
-    }),
+    query: ShipDatesQuery,
     responses: { 200: json('The completed items.', ShipDatesResult), 400: plan400, ...common('') },
-    handler: async (ctx, { sql, clickhouse }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = insightsQuery(ctx, ['date_from', 'date_to']);
+    handler: async (ctx, { sql, clickhouse }, { project, query }) => {
       ctx.body = await shipDatesAnswer(clickhouse, { projectId: project.id, plan: project.plan }, query, (ids) =>
         feedbackTitles(sql, project.id, ids),
       );
@@ -255,31 +224,29 @@ export const insightsRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/saved-queries',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listSavedQueries',
     tags: ['Insights'],
     summary: 'The project’s saved SQL queries, newest first',
     description: 'Run one by sending its `sql` as the `query` of POST /projects/{id}/sql.',
     params: ProjectPath,
     responses: { 200: json('The saved queries.', z.array(SavedQuery)), ...common('') },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       ctx.body = (await listSavedQueries(sql, project.id)).map(presentSavedQuery);
     },
   }),
   defineRoute({
     method: 'post',
     path: '/projects/:id/saved-queries',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'createSavedQuery',
     tags: ['Insights'],
     summary: 'Save a SQL query for the project’s data team',
     params: ProjectPath,
     body: body(SavedQueryBody, 'SavedQueryRequest'),
     responses: { 200: json('The saved query.', SavedQuery), 400: error('Validation failed (the reason names the field).'), ...common('') },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const input = parseBody(SavedQueryBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, body }) => {
+      const input = body;
       const account = ctx.state.account;
       if (!account) throw unauthorized('missing admin bearer token');
       const createdBy = await tokenHolderEmail(sql, account.email, ctx.state.memberId ?? null);
@@ -289,23 +256,22 @@ export const insightsRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/saved-queries/:queryId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'deleteSavedQuery',
     tags: ['Insights'],
     summary: 'Delete a saved query',
-    params: z.object({ id: projectId, queryId: describe(z.uuid(), 'Saved query id.') }),
+    params: z.object({ id: projectId, queryId: describe(z.uuid({ error: 'saved query not found' }), 'Saved query id.') }),
     responses: { 200: json('Deleted.', z.object({ id: z.uuid(), deleted: z.literal(true) })), ...common(' or saved query') },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = ctx.params.queryId ?? '';
-      if (!isUuid(id) || !(await deleteSavedQuery(sql, project.id, id))) throw notFound('saved query not found');
+    handler: async (ctx, { sql }, { project, params }) => {
+      const id = params.queryId;
+      if (!(await deleteSavedQuery(sql, project.id, id))) throw notFound('saved query not found');
       ctx.body = { id, deleted: true };
     },
   }),
   defineRoute({
     method: 'get',
     path: '/projects/:id/live',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'liveEvents',
     tags: ['Insights'],
     summary: 'Live view: the project’s events as they are acknowledged (Server-Sent Events)',

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { MAX_FUNNEL_STEPS } from '../../olap/insights/funnel.queries.js';
 import { MAX_PATH_DEPTH, MIN_PATH_DEPTH } from '../../olap/insights/paths.queries.js';
-import { MetricsError } from '../../olap/metrics/metrics.errors.js';
-import { bodySchema, describeIssue } from '../validation.js';
+import { describe } from '../shared/building-blocks.js';
+import { bodySchema } from '../validation.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** The metrics breakdown's property keys (docs/metrics.md), for the funnel's breakdown too. */
@@ -92,21 +92,44 @@ export const ImpactLinkBody = bodySchema({
 });
 export type ImpactLinkBody = z.infer<typeof ImpactLinkBody>;
 
-/**
- * Validates an insights body; a failure is a 400 in the metrics error body (SPEC 7.2), like every
- * other refusal of these routes, naming the field.
- */
-export function parseInsightBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new MetricsError('METRICS_INVALID_PARAMETER', 'body: must be a JSON object');
-  }
-  const result = schema.safeParse(body);
-  if (!result.success) throw new MetricsError('METRICS_INVALID_PARAMETER', describeIssue(result.error, body));
-  return result.data;
-}
-
 export const SavedQueryBody = bodySchema({
   name: z.string({ error: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
   sql: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters'),
 });
 export type SavedQueryBody = z.infer<typeof SavedQueryBody>;
+
+/**
+ * A whole number from `min` to `max` in a query parameter: digits only (no sign, point or
+ * exponent), refused as `<name> must be an integer from <min> to <max>`.
+ */
+const wholeNumber = (min: number, max: number) => {
+  const message = `must be an integer from ${min} to ${max}`;
+  return z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
+      z.number({ error: message }).int(message).min(min, message).max(max, message),
+    )
+    .optional();
+};
+
+/**
+ * A day of the window, as the metrics window reads it (src/olap/metrics/window.ts), which refuses a
+ * malformed one with `METRICS_INVALID_DATE`: described as a date, passed on as given.
+ */
+const windowDay = (description: string) => describe(z.string().optional().meta({ format: 'date' }), description);
+const windowDays = {
+  date_from: windowDay('First day (UTC). Default: 29 days before date_to.'),
+  date_to: windowDay('Last day (UTC). Default: today.'),
+};
+
+/** GET /projects/:id/event-names query. */
+export const EventNamesQuery = z.object({
+  ...windowDays,
+  limit: describe(wholeNumber(1, 1000), 'At most this many names (default 100).'),
+});
+
+/** GET /projects/:id/insights/ship-dates query. */
+export const ShipDatesQuery = z.object(windowDays);
+
+/** GET /projects/:id/feedbacks/:feedbackId/impact query. */
+export const ImpactQuery = z.object({ days: describe(wholeNumber(1, 365), 'Days before and after shipped_at (default 30).') });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../../oltp/integrations.repo.js';
-import { timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { timestamp, uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { presentIntegration } from './integrations.presenter.js';
 
 // Integrations of a project (SPEC 8.2)

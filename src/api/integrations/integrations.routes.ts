@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { PLAN_LIMITS } from '../../core/plans.js';
 import { newSecret, WEBHOOK_SECRET_PREFIX } from '../../core/secrets.js';
 import { findDelivery } from '../../oltp/deliveries.repo.js';
 import { recordTestMessage } from '../../oltp/integration-test.repo.js';
@@ -10,44 +9,18 @@ import {
   listIntegrations,
   updateIntegration,
 } from '../../oltp/integrations.repo.js';
-import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { enqueueDeliveries } from '../../workers/notify/deliveries.queue.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { presentDelivery } from '../deliveries/deliveries.presenter.js';
-import { DeliveryResponse } from '../deliveries/deliveries.responses.js';
-import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  json,
-  ProjectPath,
-  projectId,
-  projectRefused,
-  withFieldDocs,
-} from '../openapi/building-blocks.js';
-import type { RequestContext } from '../state.js';
-import { camelKeys, isUuid, parseBody } from '../validation.js';
+import { badRequest, conflict, notFound } from '../errors.js';
+import { body, defaultError, error, json, ProjectPath, withFieldDocs } from '../shared/building-blocks.js';
+import { presentDelivery } from '../shared/deliveries.presenter.js';
+import { DeliveryResponse } from '../shared/deliveries.responses.js';
 import { presentIntegration } from './integrations.presenter.js';
 import { IntegrationResponse, IntegrationWithSecretResponse } from './integrations.responses.js';
-import { CreateIntegrationBody, UpdateIntegrationBody } from './integrations.schema.js';
+import { CreateIntegrationBody, ProjectIntegrationPath, UpdateIntegrationBody } from './integrations.schema.js';
 
-function requireIntegrationsPlan(project: ProjectWithPlan) {
-  if (!PLAN_LIMITS[project.plan].integrations) throw paymentRequired('integrations require the Pro or Team plan');
-}
-
-function integrationIdParam(ctx: RequestContext): string {
-  const id = ctx.params.integrationId ?? '';
-  if (!isUuid(id)) throw notFound('integration not found');
-  return id;
-}
-
-const ProjectIntegrationPath = z.object({
-  id: projectId,
-  integrationId: describe(z.uuid(), 'Integration id. 404 when it is not an integration of this project (a malformed id too).'),
-});
+/** The routes that need the integrations feature (Pro and Team): removing and listing do not. */
+const INTEGRATIONS_PLAN = { plan: { feature: 'integrations', reason: 'integrations require the Pro or Team plan' } } as const;
 
 const requests = {
   createIntegration: body(
@@ -83,7 +56,8 @@ export const integrationRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/integrations',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: INTEGRATIONS_PLAN,
     operationId: 'createIntegration',
     tags: ['Integrations'],
     summary: 'Add a Slack, Discord or webhook integration',
@@ -97,16 +71,11 @@ export const integrationRoutes = [
         z.union([IntegrationResponse, IntegrationWithSecretResponse]),
       ),
       400: error('Validation failed (the reason names the field), or a secret for slack or discord.'),
-      401: error('Missing or invalid admin token.'),
       402: integrationsPlan,
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      requireIntegrationsPlan(project);
-      const input = parseBody(CreateIntegrationBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, body }) => {
+      const input = body;
       if (input.secret !== undefined && input.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
       // A webhook is always signed: without a secret of the owner's, the server makes one and shows it once.
       const generated = input.kind === 'webhook' && input.secret === undefined ? newSecret(WEBHOOK_SECRET_PREFIX) : undefined;
@@ -124,7 +93,7 @@ export const integrationRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/integrations',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listIntegrations',
     tags: ['Integrations'],
     summary: 'List a project’s integrations',
@@ -133,21 +102,38 @@ export const integrationRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The integrations.', z.array(IntegrationResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       const rows = await listIntegrations(sql, project.id);
       ctx.body = rows.map((row) => presentIntegration(row));
     },
   }),
   defineRoute({
+    method: 'get',
+    path: '/projects/:id/integrations/:integrationId',
+    auth: 'projectAdmin',
+    operationId: 'getIntegration',
+    tags: ['Integrations'],
+    summary: 'Get one integration',
+    description: 'Without its secret (`has_secret` says whether one is set). Answers on every plan, as the list does.',
+    params: ProjectIntegrationPath,
+    responses: {
+      200: json('The integration, without its secret.', IntegrationResponse),
+      404: notIntegration,
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }, { project, params }) => {
+      const integration = await findIntegration(sql, project.id, params.integrationId);
+      if (!integration) throw notFound('integration not found');
+      ctx.body = presentIntegration(integration);
+    },
+  }),
+  defineRoute({
     method: 'patch',
     path: '/projects/:id/integrations/:integrationId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: INTEGRATIONS_PLAN,
     operationId: 'updateIntegration',
     tags: ['Integrations'],
     summary: 'Change an integration',
@@ -157,20 +143,13 @@ export const integrationRoutes = [
     responses: {
       200: json('The integration, without its secret.', IntegrationResponse),
       400: error('Validation failed (the reason names the field), `kind` sent, or a secret for slack or discord.'),
-      401: error('Missing or invalid admin token.'),
       402: integrationsPlan,
-      403: projectRefused,
       404: notIntegration,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      requireIntegrationsPlan(project);
-      const id = integrationIdParam(ctx);
-      if (Object.hasOwn(camelKeys(ctx.request.body) ?? {}, 'kind')) {
-        throw badRequest('kind: cannot be changed (delete the integration and create another)');
-      }
-      const input = parseBody(UpdateIntegrationBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, params, body }) => {
+      const id = params.integrationId;
+      const input = body;
       const current = await findIntegration(sql, project.id, id);
       if (!current) throw notFound('integration not found');
       if (input.secret !== undefined && current.kind !== 'webhook') throw badRequest('secret: only webhook integrations have a secret');
@@ -182,7 +161,7 @@ export const integrationRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/integrations/:integrationId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'deleteIntegration',
     tags: ['Integrations'],
     summary: 'Remove an integration',
@@ -190,14 +169,11 @@ export const integrationRoutes = [
     params: ProjectIntegrationPath,
     responses: {
       200: json('The removed integration, without its secret.', IntegrationResponse),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
       404: notIntegration,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const integration = await deleteIntegration(sql, project.id, integrationIdParam(ctx));
+    handler: async (ctx, { sql }, { project, params }) => {
+      const integration = await deleteIntegration(sql, project.id, params.integrationId);
       if (!integration) throw notFound('integration not found');
       ctx.body = presentIntegration(integration);
     },
@@ -207,7 +183,8 @@ export const integrationRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/integrations/:integrationId/test',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: INTEGRATIONS_PLAN,
     operationId: 'sendIntegrationTest',
     tags: ['Integrations'],
     summary: 'Send a test message to an integration',
@@ -216,17 +193,13 @@ export const integrationRoutes = [
     params: ProjectIntegrationPath,
     responses: {
       200: json('The test message’s delivery, pending.', DeliveryResponse),
-      401: error('Missing or invalid admin token.'),
       402: integrationsPlan,
-      403: projectRefused,
       404: notIntegration,
       409: error('The integration is disabled.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, deliveryQueue, config, logger }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      requireIntegrationsPlan(project);
-      const integration = await findIntegration(sql, project.id, integrationIdParam(ctx));
+    handler: async (ctx, { sql, deliveryQueue, config, logger }, { project, params }) => {
+      const integration = await findIntegration(sql, project.id, params.integrationId);
       if (!integration) throw notFound('integration not found');
       if (!integration.enabled) throw conflict('the integration is disabled: enable it to send a test');
       const deliveryId = await recordTestMessage(sql, integration);

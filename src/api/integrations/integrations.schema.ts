@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../../oltp/integrations.repo.js';
+import { badRequest } from '../errors.js';
+import { describe, projectId } from '../shared/building-blocks.js';
 import { bodySchema } from '../validation.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -37,12 +39,29 @@ export const CreateIntegrationBody = bodySchema({
 export type CreateIntegrationBody = z.infer<typeof CreateIntegrationBody>;
 
 /** PATCH /projects/:id/integrations/:integrationId: the fields to change. */
-export const UpdateIntegrationBody = bodySchema({
-  url: url.optional(),
-  secret: secret.optional(),
-  events: events.optional(),
-  enabled: enabled.optional(),
-}).refine((body) => body.url !== undefined || body.secret !== undefined || body.events !== undefined || body.enabled !== undefined, {
+export const UpdateIntegrationBody = bodySchema(
+  {
+    url: url.optional(),
+    secret: secret.optional(),
+    events: events.optional(),
+    enabled: enabled.optional(),
+  },
+  undefined,
+  (body) => {
+    if (body !== null && typeof body === 'object' && Object.hasOwn(body, 'kind')) {
+      throw badRequest('kind: cannot be changed (delete the integration and create another)');
+    }
+  },
+).refine((body) => body.url !== undefined || body.secret !== undefined || body.events !== undefined || body.enabled !== undefined, {
   error: 'url, secret, events or enabled is required',
 });
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBody>;
+
+/** The path of one integration: /projects/:id/integrations/:integrationId. */
+export const ProjectIntegrationPath = z.object({
+  id: projectId,
+  integrationId: describe(
+    z.uuid({ error: 'integration not found' }),
+    'Integration id. 404 when it is not an integration of this project (a malformed id too).',
+  ),
+});

@@ -1,22 +1,9 @@
 import { z } from 'zod';
-import { PLAN_LIMITS } from '../../core/plans.js';
 import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { createMember, deleteMember, listMembers } from '../../oltp/members.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { conflict, forbidden, notFound, paymentRequired } from '../errors.js';
-import {
-  body,
-  defaultError,
-  describe,
-  error,
-  json,
-  ProjectPath,
-  projectId,
-  projectRefused,
-  withFieldDocs,
-} from '../openapi/building-blocks.js';
-import { isUuid, parseBody } from '../validation.js';
+import { conflict, forbidden, notFound } from '../errors.js';
+import { body, defaultError, describe, error, json, ProjectPath, projectId, withFieldDocs } from '../shared/building-blocks.js';
 import { presentMember } from './members.presenter.js';
 import { MemberResponse, MemberWithAdminTokenResponse } from './members.responses.js';
 import { CreateMemberBody } from './members.schema.js';
@@ -25,7 +12,7 @@ const OWNER_ONLY = "team members are added and removed with the account owner's 
 
 const ProjectMemberPath = z.object({
   id: projectId,
-  memberId: describe(z.uuid(), 'Member id. 404 when it is not a member of this project (a malformed id too).'),
+  memberId: describe(z.uuid({ error: 'member not found' }), 'Member id. 404 when it is not a member of this project (a malformed id too).'),
 });
 const teamOnly = error('The account’s plan is not Team.');
 const notMember = error('No such project, or no such member in it.');
@@ -45,7 +32,8 @@ export const memberRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/members',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { ownerOnly: OWNER_ONLY, plan: { feature: 'teamMembers', reason: 'team members require the Team plan' } },
     operationId: 'addMember',
     tags: ['Team members'],
     summary: 'Add a team member, with its own admin token',
@@ -59,18 +47,13 @@ export const memberRoutes = [
     responses: {
       200: json('The member, with its admin token (shown only here).', MemberWithAdminTokenResponse),
       400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid admin token.'),
       402: teamOnly,
       403: memberRefused,
-      404: error('No such project.'),
       409: error('The project already has a member with this email (in any letter case).'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      if (ctx.state.memberId) throw forbidden(OWNER_ONLY);
-      if (!PLAN_LIMITS[project.plan].teamMembers) throw paymentRequired('team members require the Team plan');
-      const input = parseBody(CreateMemberBody, ctx.request.body);
+    handler: async (ctx, { sql }, { project, body }) => {
+      const input = body;
       const adminToken = newSecret(ADMIN_TOKEN_PREFIX);
       const member = await createMember(sql, {
         projectId: project.id,
@@ -85,7 +68,7 @@ export const memberRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/members',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listMembers',
     tags: ['Team members'],
     summary: 'List a project’s team members',
@@ -94,13 +77,9 @@ export const memberRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The members, without tokens.', z.array(MemberResponse)),
-      401: error('Missing or invalid admin token.'),
-      403: projectRefused,
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql }, { project }) => {
       const rows = await listMembers(sql, project.id);
       ctx.body = rows.map((row) => presentMember(row));
     },
@@ -108,7 +87,7 @@ export const memberRoutes = [
   defineRoute({
     method: 'delete',
     path: '/projects/:id/members/:memberId',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'removeMember',
     tags: ['Team members'],
     summary: 'Remove a team member',
@@ -116,16 +95,14 @@ export const memberRoutes = [
     params: ProjectMemberPath,
     responses: {
       200: json('The removed member.', MemberResponse),
-      401: error('Missing or invalid admin token.'),
       403: memberRefused,
       404: notMember,
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const id = ctx.params.memberId ?? '';
+    handler: async (ctx, { sql }, { project, params }) => {
+      const id = params.memberId;
       if (ctx.state.memberId && ctx.state.memberId !== id) throw forbidden(OWNER_ONLY);
-      const member = isUuid(id) ? await deleteMember(sql, project.id, id) : null;
+      const member = await deleteMember(sql, project.id, id);
       if (!member) throw notFound('member not found');
       ctx.body = presentMember(member);
     },

@@ -1,36 +1,11 @@
 import { z } from 'zod';
 import { ADMIN_MEASURES, EVENT_MEASURES, FEEDBACK_MEASURES, INTERVALS, type Measure } from '../../olap/metrics/measures.js';
-import {
-  METRICS_ERROR_STATUS,
-  type MetricsErrorBody as MetricsErrorBodyType,
-  type MetricsErrorCode,
-} from '../../olap/metrics/metrics.errors.js';
 import type * as metrics from '../../olap/metrics/metrics.planner.js';
-import { TrackedEventResponse } from '../events/events.responses.js';
-import { count, timestamp } from '../openapi/response-fields.js';
-import type { Expect, Mutual, Out, Result, SameShape } from '../openapi/shape-checks.js';
+import { count, timestamp } from '../shared/response-fields.js';
+import type { Expect, Mutual, Out, Result, SameShape } from '../shared/shape-checks.js';
+import { TrackedEventResponse } from '../shared/tracked-event.responses.js';
 
-// Metrics (SPEC 2.8, README "Metrics") and their error body (SPEC 7.2)
-
-const METRICS_ERROR_CODES = Object.keys(METRICS_ERROR_STATUS) as [MetricsErrorCode, ...MetricsErrorCode[]];
-
-export const MetricsErrorCodeSchema = z.enum(METRICS_ERROR_CODES).meta({
-  id: 'MetricsErrorCode',
-  description: `Stable code of a metrics refusal, with its status: ${METRICS_ERROR_CODES.map((code) => `${code} (${METRICS_ERROR_STATUS[code]})`).join(', ')}.`,
-});
-
-export const MetricsErrorBody = z
-  .object({
-    error: z.object({
-      code: MetricsErrorCodeSchema,
-      message: z.string().meta({ description: 'Human-readable explanation; not stable.' }),
-    }),
-  })
-  .meta({
-    id: 'MetricsError',
-    description:
-      'Refusals of the metrics API itself (SPEC 7.2): its 400s, the 402 and the 403 for an admin-only measure asked with an API key. `error` is an object here and a boolean in the server-wide body, so clients tell the two apart by its type.',
-  });
+// Metrics (SPEC 2.8, README "Metrics"); their error body (SPEC 7.2) is in shared/errors.responses.ts
 
 const echoFields = {
   event_scope: z.enum(['all', 'predefined_only']).meta({
@@ -139,7 +114,6 @@ export const MetricsEventsFeed = z
   .meta({ id: 'MetricsEventsFeed', description: 'The raw event feed (Pro and Team).' });
 
 export type MetricsResponseChecks = [
-  Expect<SameShape<MetricsErrorBodyType, Out<typeof MetricsErrorBody>>>,
   Expect<Mutual<keyof Out<typeof AdminMeasureValues>, Measure>>,
   Expect<SameShape<Result<typeof metrics.summary>, Out<typeof AdminMetrics.summary>>>,
   Expect<SameShape<Result<typeof metrics.timeseries>, Out<typeof AdminMetrics.timeseries>>>,

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { MetricsError, type MetricsErrorCode } from '../../olap/metrics/metrics.errors.js';
 import * as metrics from '../../olap/metrics/metrics.planner.js';
-import { keyProject, ownedProject } from '../auth.js';
+import { keyProject } from '../auth.js';
 import { defineRoute, type RouteDefinition } from '../define-route.js';
-import { ErrorBody } from '../errors.responses.js';
-import { defaultError, error, json, ProjectPath } from '../openapi/building-blocks.js';
+import { defaultError, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import type { RequestContext } from '../state.js';
 import { readQuery } from '../validation.js';
-import { AdminMetrics, KeyMetrics, MetricsErrorBody, MetricsEventsFeed } from './metrics.responses.js';
+import { AdminMetrics, KeyMetrics, MetricsEventsFeed } from './metrics.responses.js';
 import { type MetricsQueries, metricsCode, metricsQueries } from './metrics.schema.js';
 
 const metricsError = (description: string) => json(description, MetricsErrorBody);
@@ -183,16 +183,16 @@ function metricsRoutesOf(): RouteDefinition[] {
                 ),
           default: defaultError,
         },
-        handler: async (ctx, { clickhouse }) => {
+        queryReader: (ctx, schema) => metricsQuery(ctx, schema, op.name),
+        handler: async (ctx, { clickhouse }, { query }) => {
           const project = keyProject(ctx);
-          const query = metricsQuery(ctx, keyQueries[op.name], op.name);
           ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'key' }, query as never);
         },
       }),
       defineRoute({
         method: 'get',
         path: op.adminPath,
-        auth: 'adminToken',
+        auth: 'projectAdmin',
         operationId: op.adminOperationId,
         tags: ['Metrics'],
         summary: `${op.summary}, for a project of the admin token’s account`,
@@ -202,15 +202,11 @@ function metricsRoutesOf(): RouteDefinition[] {
         responses: {
           200: json('The metrics.', op.response.admin),
           400: bad,
-          401: error('Missing or invalid admin token.'),
           402: pro,
-          403: error('The project belongs to another account, or is suspended.'),
-          404: error('No such project.'),
           default: defaultError,
         },
-        handler: async (ctx, { sql, clickhouse }) => {
-          const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-          const query = metricsQuery(ctx, adminQueries[op.name], op.name);
+        queryReader: (ctx, schema) => metricsQuery(ctx, schema, op.name),
+        handler: async (ctx, { clickhouse }, { project, query }) => {
           ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'admin' }, query as never);
         },
       }),

@@ -3,7 +3,7 @@ import { ADMIN_SURFACE_MEASURES, INTERVALS, KEY_SURFACE_MEASURES, type Measure, 
 import type { MetricsErrorCode } from '../../olap/metrics/metrics.errors.js';
 import { decodeCursor } from '../../olap/metrics/metrics.planner.js';
 import { EARLIEST_DAY, LATEST_DAY, MAX_BUCKETS } from '../../olap/metrics/window.js';
-import { describe } from '../openapi/building-blocks.js';
+import { describe } from '../shared/building-blocks.js';
 
 /*
  * The metrics query parameters, one zod schema per operation and surface: the route validates the

@@ -3,7 +3,7 @@ import { stringify } from 'yaml';
 import { registerCorsPaths } from '../cors/cors.openapi.js';
 import { registerRoutes } from '../define-route.js';
 import { ROUTES } from '../routes.js';
-import { API_SERVER, registerSecuritySchemes, routeRegistrar } from './building-blocks.js';
+import { API_SERVER, registerSecuritySchemes, routeRegistrar } from '../shared/building-blocks.js';
 
 /*
  * The OpenAPI 3.0 description of the API (SPEC 9), generated from the zod schemas themselves: the

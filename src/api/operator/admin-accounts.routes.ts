@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { ADMIN_TOKEN_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { type AccountCursor, findAccountByEmail, issueAdminToken, listAccounts } from '../../oltp/admin-accounts.repo.js';
-import { AccountListResponse, IssuedAdminTokenResponse } from '../data-rights/data-rights.responses.js';
 import { defineRoute } from '../define-route.js';
 import { badRequest, notFound } from '../errors.js';
-import { describe, error, json } from '../openapi/building-blocks.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
+import { presentAccount, presentAccountSummary } from '../shared/account.presenter.js';
+import { body, describe, error, json, optionalBody, withFieldDocs } from '../shared/building-blocks.js';
+import { AccountListResponse, IssuedAdminTokenResponse } from '../shared/data-rights.responses.js';
+import { isUuid } from '../validation.js';
 import { IssueAdminTokenBody, ListAccountsQuery } from './admin-accounts.schema.js';
-import { presentAccount, presentAccountSummary } from './operator.presenter.js';
 
 const encodeCursor = (cursor: AccountCursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
 
@@ -56,8 +56,7 @@ export const adminAccountRoutes = [
       401: error('Missing or invalid operator token.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const query = parseQuery(ListAccountsQuery, ctx.query);
+    handler: async (ctx, { sql }, { query }) => {
       if (query.email !== undefined) {
         if (query.cursor !== undefined) throw badRequest('cursor: not allowed with email (an email names one account)');
         const account = await findAccountByEmail(sql, query.email);
@@ -82,18 +81,14 @@ export const adminAccountRoutes = [
     summary: 'Issue a new admin token for an account (a lost one cannot be shown again)',
     description:
       'With `revokeOthers`, the account’s other owner tokens stop working in the same transaction; team members’ tokens are kept.',
-    params: z.object({ id: describe(z.uuid(), 'Account id.') }),
-    body: {
-      description: 'Optional. Field names are given in camelCase; the snake_case spelling (`revoke_others`) is accepted too.',
-      required: false,
-      content: {
-        'application/json': {
-          schema: (IssueAdminTokenBody as unknown as { out: z.ZodObject }).out
-            .extend({ revokeOthers: z.boolean().optional().meta({ description: 'Revoke every other owner token. Default false.' }) })
-            .meta({ id: 'IssueAdminTokenRequest' }),
-        },
-      },
-    },
+    params: z.object({ id: describe(z.uuid({ error: 'account not found' }), 'Account id.') }),
+    body: optionalBody(
+      body(
+        withFieldDocs(IssueAdminTokenBody, { revokeOthers: 'Revoke every other owner token. Default false.' }),
+        'IssueAdminTokenRequest',
+      ),
+      'Optional. Field names are given in camelCase; the snake_case spelling (`revoke_others`) is accepted too.',
+    ),
     responses: {
       200: json('The account and its new token.', IssuedAdminTokenResponse),
       400: error('Validation failed; the reason names the field.'),
@@ -101,13 +96,10 @@ export const adminAccountRoutes = [
       404: error('No such account.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const input = parseBody(IssueAdminTokenBody, ctx.request.body ?? {});
-      const id = ctx.params.id ?? '';
+    handler: async (ctx, { sql }, { params, body }) => {
       const adminToken = newSecret(ADMIN_TOKEN_PREFIX);
-      const result = isUuid(id)
-        ? await issueAdminToken(sql, id, { tokenHash: hashSecret(adminToken), revokeOthers: input.revokeOthers })
-        : null;
+      const revokeOthers = body?.revokeOthers ?? false;
+      const result = await issueAdminToken(sql, params.id, { tokenHash: hashSecret(adminToken), revokeOthers });
       if (!result) throw notFound('account not found');
       ctx.body = { ...presentAccount(result.account, adminToken), revoked_tokens: result.revoked };
     },

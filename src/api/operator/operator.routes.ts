@@ -5,13 +5,12 @@ import { listDeadLetters } from '../../oltp/dead-letters.repo.js';
 import { updateProject } from '../../oltp/projects.repo.js';
 import { defineRoute } from '../define-route.js';
 import { conflict, notFound } from '../errors.js';
-import { body, defaultError, describe, error, json, withFieldDocs } from '../openapi/building-blocks.js';
-import { presentProject } from '../projects/projects.presenter.js';
-import { ProjectResponse } from '../projects/projects.responses.js';
-import { isUuid, parseBody, parseQuery } from '../validation.js';
-import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from './management.schema.js';
-import { presentAccount, presentDeadLetters } from './operator.presenter.js';
-import { AccountResponse, AccountWithAdminTokenResponse, DeadLettersResponse } from './operator.responses.js';
+import { presentAccount, presentDeadLetters } from '../shared/account.presenter.js';
+import { AccountResponse, AccountWithAdminTokenResponse, DeadLettersResponse } from '../shared/account.responses.js';
+import { body, defaultError, describe, error, json, withFieldDocs } from '../shared/building-blocks.js';
+import { CreateAccountBody, ListDeadLettersQuery, SuspendProjectBody, UpdateAccountBody } from '../shared/management.schema.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse } from '../shared/projects.responses.js';
 
 const deadLetterShape = ListDeadLettersQuery.shape;
 
@@ -32,8 +31,7 @@ export const operatorRoutes = [
       409: error('An account with this email exists.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const input = parseBody(CreateAccountBody, ctx.request.body);
+    handler: async (ctx, { sql }, { body: input }) => {
       const adminToken = newSecret(ADMIN_TOKEN_PREFIX);
       const account = await createAccount(sql, { ...input, adminTokenHash: hashSecret(adminToken) });
       if (!account) throw conflict('email: an account with this email already exists');
@@ -48,7 +46,7 @@ export const operatorRoutes = [
     tags: ['Operator'],
     summary: 'Change an account’s plan',
     description: 'A downgrade keeps existing projects and items; only new ones are refused past the limit.',
-    params: z.object({ id: describe(z.uuid(), 'Account id.') }),
+    params: z.object({ id: describe(z.uuid({ error: 'account not found' }), 'Account id.') }),
     body: body(UpdateAccountBody, 'UpdateAccountPlanRequest'),
     responses: {
       200: json('The account.', AccountResponse),
@@ -57,10 +55,8 @@ export const operatorRoutes = [
       404: error('No such account.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const input = parseBody(UpdateAccountBody, ctx.request.body);
-      const id = ctx.params.id ?? '';
-      const account = isUuid(id) ? await updateAccountPlan(sql, id, input.plan) : null;
+    handler: async (ctx, { sql, projectKeys }, { params, body }) => {
+      const account = await updateAccountPlan(sql, params.id, body.plan);
       if (!account) throw notFound('account not found');
       projectKeys.forgetAccount(account.id);
       ctx.body = presentAccount(account);
@@ -74,7 +70,7 @@ export const operatorRoutes = [
     tags: ['Operator'],
     summary: 'Suspend or reinstate a project',
     description: 'A suspended project’s API key gets 403 on every request.',
-    params: z.object({ id: describe(z.uuid(), 'Project id.') }),
+    params: z.object({ id: describe(z.uuid({ error: 'project not found' }), 'Project id.') }),
     body: body(SuspendProjectBody, 'SuspendProjectRequest'),
     responses: {
       200: json('The project.', ProjectResponse),
@@ -83,10 +79,8 @@ export const operatorRoutes = [
       404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const input = parseBody(SuspendProjectBody, ctx.request.body);
-      const id = ctx.params.id ?? '';
-      const project = isUuid(id) ? await updateProject(sql, id, { suspended: input.suspended }) : null;
+    handler: async (ctx, { sql, projectKeys }, { params, body }) => {
+      const project = await updateProject(sql, params.id, { suspended: body.suspended });
       if (!project) throw notFound('project not found');
       projectKeys.forgetProject(project.id);
       ctx.body = presentProject(project);
@@ -114,8 +108,7 @@ export const operatorRoutes = [
       default: defaultError,
     },
     // Rows ClickHouse refused for their data (docs/dead-letters.md), newest first, with the total.
-    handler: async (ctx, { sql }) => {
-      const query = parseQuery(ListDeadLettersQuery, ctx.query);
+    handler: async (ctx, { sql }, { query }) => {
       const page = await listDeadLetters(sql, { kind: query.kind, projectId: query.project_id, limit: query.limit, offset: query.offset });
       ctx.body = presentDeadLetters(page, query);
     },

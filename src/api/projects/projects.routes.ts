@@ -2,15 +2,13 @@ import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { API_KEY_PREFIX, hashSecret, newSecret } from '../../core/secrets.js';
 import { createProject, listProjects, type Project, replaceApiKey, updateProject } from '../../oltp/projects.repo.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { paymentRequired, unauthorized } from '../errors.js';
-import { body, defaultError, error, json, ProjectPath } from '../openapi/building-blocks.js';
-import { CreateProjectBody, UpdateProjectBody } from '../operator/management.schema.js';
+import { body, defaultError, error, json, ProjectPath } from '../shared/building-blocks.js';
+import { CreateProjectBody, UpdateProjectBody } from '../shared/management.schema.js';
+import { presentProject } from '../shared/projects.presenter.js';
+import { ProjectResponse, ProjectWithApiKeyResponse } from '../shared/projects.responses.js';
 import type { RequestContext } from '../state.js';
-import { parseBody } from '../validation.js';
-import { presentProject } from './projects.presenter.js';
-import { ProjectResponse, ProjectWithApiKeyResponse } from './projects.responses.js';
 
 function accountOf(ctx: RequestContext) {
   const account = ctx.state.account;
@@ -37,8 +35,7 @@ export const projectRoutes = [
       ),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const input = parseBody(CreateProjectBody, ctx.request.body);
+    handler: async (ctx, { sql }, { body: input }) => {
       const account = accountOf(ctx);
       const apiKey = newSecret(API_KEY_PREFIX);
       const result = await createProject(sql, {
@@ -73,7 +70,8 @@ export const projectRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'getProject',
     tags: ['Projects'],
     summary: 'Get a project',
@@ -81,20 +79,17 @@ export const projectRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The project, without its key.', ProjectResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+    handler: async (ctx, _deps, { project }) => {
       ctx.body = presentProject(project);
     },
   }),
   defineRoute({
     method: 'patch',
     path: '/projects/:id',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
+    projectRules: { allowSuspended: true },
     operationId: 'updateProject',
     tags: ['Projects'],
     summary: 'Rename or archive a project, or change its web-page settings',
@@ -108,14 +103,10 @@ export const projectRoutes = [
     responses: {
       200: json('The project, without its key.', ProjectResponse),
       400: error('Validation failed; the reason names the field.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const input = parseBody(UpdateProjectBody, ctx.request.body);
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '', { allowSuspended: true });
+    handler: async (ctx, { sql, projectKeys }, { project, body }) => {
+      const input = body;
       const updated = (await updateProject(sql, project.id, input)) as Project;
       projectKeys.forgetProject(project.id);
       ctx.body = presentProject(updated);
@@ -124,7 +115,7 @@ export const projectRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/api-keys',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'rotateApiKey',
     tags: ['Projects'],
     summary: 'Rotate the project’s API key',
@@ -132,13 +123,9 @@ export const projectRoutes = [
     params: ProjectPath,
     responses: {
       200: json('The project with its new API key.', ProjectWithApiKeyResponse),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, projectKeys }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
+    handler: async (ctx, { sql, projectKeys }, { project }) => {
       const apiKey = newSecret(API_KEY_PREFIX);
       const updated = (await replaceApiKey(sql, project.id, hashSecret(apiKey))) as Project;
       // The old key stops here at once; other processes hear of it through NOTIFY.

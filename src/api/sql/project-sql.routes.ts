@@ -3,17 +3,15 @@ import { PLAN_LIMITS } from '../../core/plans.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { createProjectQueries, PROJECT_SQL_MAX_ROWS, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
-import { ownedProject } from '../auth.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
-import { error, json } from '../openapi/building-blocks.js';
-import { parseBody } from '../validation.js';
+import { body, error, json, ProjectPath, reworded, withFieldDocs } from '../shared/building-blocks.js';
+import { type ProjectSqlEcho, projectSqlScope } from '../shared/project-sql-scope.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
-import { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 import { answerSqlResult } from './sql-result-body.js';
 
-export { type ProjectSqlEcho, projectSqlScope } from './project-sql-scope.js';
+export { type ProjectSqlEcho, projectSqlScope } from '../shared/project-sql-scope.js';
 
 /** The result of a project query: the operator's result plus what the plan let it see (SPEC 2.8 names). */
 export const ProjectSqlResponse = AdhocSqlResponse.extend({
@@ -42,8 +40,6 @@ const projectQueries = perApp(({ clickhouse, config }) =>
   }),
 );
 
-const object = ProjectSqlBody.out;
-
 /**
  * POST /projects/:id/sql (admin token of the owning account, or a member's): one read-only
  * ClickHouse query over events, facts, events_daily and events_hourly that sees only this
@@ -55,7 +51,7 @@ export const projectSqlRoutes = [
   defineRoute({
     method: 'post',
     path: '/projects/:id/sql',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'runProjectSql',
     tags: ['Projects'],
     summary: 'Run one read-only SQL query on the project’s analytics data',
@@ -67,40 +63,26 @@ export const projectSqlRoutes = [
       `At most ${PROJECT_SQL_MAX_ROWS.toLocaleString('en')} rows and 16 MiB of rows (a 400 past it), parameter values of 256 KiB each; time (the wait for a turn included) 5 s with embedded chDB or 10 s with a server (PROJECT_SQL_TIMEOUT_MS), memory PROJECT_SQL_MAX_MEMORY_MB. ` +
       `The window defaults to the plan’s allowance (${PLAN_LIMITS.free.metricsWindowDays} days on Free and Pro, ${PLAN_LIMITS.team.metricsWindowDays} on Team) ending today, and is clamped to it. ` +
       '429 with Retry-After when the account already runs PROJECT_SQL_ACCOUNT_CONCURRENCY queries (default 2), or too many project queries wait.',
-    params: z.object({
-      id: z.uuid().meta({ param: { description: 'Project id. 404 when no such project exists, 403 when it belongs to another account.' } }),
-    }),
-    body: {
-      description:
-        'Field names are given in camelCase; the snake_case spelling of each top-level field (`date_from` for `dateFrom`) is accepted too. When both are sent, the camelCase one wins.',
-      required: true,
-      content: {
-        'application/json': {
-          schema: object
-            .extend({
-              query: object.shape.query.meta({ description: 'One SELECT (no SETTINGS clause), with `{name:Type}` parameters.' }),
-              params: object.shape.params.meta({ description: 'Values of the query’s parameters, by name.' }),
-              dateFrom: object.shape.dateFrom.meta({
-                description: 'First day to see (UTC). Default: the plan’s allowance before dateTo.',
-              }),
-              dateTo: object.shape.dateTo.meta({ description: 'Last day to see (UTC). Default: today.' }),
-            })
-            .meta({ id: 'ProjectSqlRequest' }),
-        },
-      },
-    },
+    params: ProjectPath,
+    body: reworded(
+      body(
+        withFieldDocs(ProjectSqlBody, {
+          query: 'One SELECT (no SETTINGS clause), with `{name:Type}` parameters.',
+          params: 'Values of the query’s parameters, by name.',
+          dateFrom: 'First day to see (UTC). Default: the plan’s allowance before dateTo.',
+          dateTo: 'Last day to see (UTC). Default: today.',
+        }),
+        'ProjectSqlRequest',
+      ),
+      'Field names are given in camelCase; the snake_case spelling of each top-level field (`date_from` for `dateFrom`) is accepted too. When both are sent, the camelCase one wins.',
+    ),
     responses: {
       200: json('The result, with the window and event scope that applied.', ProjectSqlResponse),
       400: error('Validation failed (the reason names the field), or the query was refused or failed (`query: …`).'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: error('Any other failure, in the server-wide error body (413, 500, 503 with Retry-After).'),
     },
-    handler: async (ctx, deps) => {
-      const { sql } = deps;
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const input = parseBody(ProjectSqlBody, ctx.request.body);
+    handler: async (ctx, deps, { project, body }) => {
+      const input = body;
       const { scope, echo } = projectSqlScope(project, input);
       try {
         const result = await projectQueries(deps).run(project.account_id, scope, input.query, input.params);

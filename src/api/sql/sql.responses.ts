@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { anyValues } from '../openapi/any-values.js';
-import { count } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { anyValues } from '../shared/any-values.js';
+import { count } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { SqlResultBody } from './sql-result-body.js';
 
 // Operator ad-hoc SQL

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { AdhocQueryBusy, AdhocQueryRefused, createAdhocQueries } from '../../olap/readonly/adhoc-query.js';
 import { defineRoute, perApp } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
-import { body, defaultError, error, json, withFieldDocs } from '../openapi/building-blocks.js';
-import { bodySchema, parseBody } from '../validation.js';
+import { body, defaultError, error, json, withFieldDocs } from '../shared/building-blocks.js';
+import { bodySchema } from '../validation.js';
 import { AdhocSqlResponse } from './sql.responses.js';
 import { answerSqlResult } from './sql-result-body.js';
 
@@ -71,8 +71,7 @@ export const sqlRoutes = [
       401: error('Missing or invalid operator token.'),
       default: defaultError,
     },
-    handler: async (ctx, deps) => {
-      const input = parseBody(AdhocSqlBody, ctx.request.body);
+    handler: async (ctx, deps, { body: input }) => {
       try {
         answerSqlResult(ctx, await adhocQueries(deps).run(input.query, input.params), {});
       } catch (error) {

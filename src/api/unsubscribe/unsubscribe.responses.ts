@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { UnsubscribeLink as UnsubscribeLinkType } from '../../oltp/notifications.repo.js';
-import { uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 
 // Unsubscribe links (README "Notifications")
 

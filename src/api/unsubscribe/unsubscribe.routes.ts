@@ -4,24 +4,19 @@ import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
 import { type UnsubscribeLink, unsubscribe, unsubscribeLink } from '../../oltp/notifications.repo.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
-import { defaultError, describe, error } from '../openapi/building-blocks.js';
+import { defaultError, describe, error } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
-import { isUuid } from '../validation.js';
 import { UnsubscribeLinkResponse, UnsubscribeResponse } from './unsubscribe.responses.js';
 
 const UNKNOWN_LINK = 'unknown or expired unsubscribe link';
 
-const tokenOf = (ctx: RequestContext) => {
-  const token = ctx.params.token ?? '';
-  return isUuid(token) ? token : null;
-};
 const prefersHtml = (ctx: RequestContext) => ctx.accepts('json', 'html') === 'html';
 const html = (ctx: RequestContext, page: string) => {
   ctx.type = 'html';
   ctx.body = page;
 };
 
-const unsubscribeToken = z.object({ token: describe(z.uuid(), 'The token of the link in the email.') });
+const unsubscribeToken = z.object({ token: describe(z.uuid({ error: UNKNOWN_LINK }), 'The token of the link in the email.') });
 const unsubscribeNegotiation =
   ' No credentials: the token is the proof. A client that prefers `text/html` to JSON in `Accept` (a browser) gets a short HTML page, any other JSON.';
 
@@ -62,10 +57,9 @@ export const unsubscribeRoutes = [
       404: error('Unknown token.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, config }) => {
-      const token = tokenOf(ctx);
-      const link = token ? await unsubscribeLink(sql, token) : null;
-      if (!token || !link) throw notFound(UNKNOWN_LINK);
+    handler: async (ctx, { sql, config }, { params: { token } }) => {
+      const link = await unsubscribeLink(sql, token);
+      if (!link) throw notFound(UNKNOWN_LINK);
       ctx.set('Cache-Control', 'no-store');
       if (prefersHtml(ctx)) return html(ctx, confirmPage(link, unsubscribeUrl(config.delivery.publicUrl, token)));
       ctx.body = link;
@@ -92,10 +86,9 @@ export const unsubscribeRoutes = [
       404: error('Unknown token.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const token = tokenOf(ctx);
-      const result = token ? await unsubscribe(sql, token) : null;
-      if (!token || !result) throw notFound(UNKNOWN_LINK);
+    handler: async (ctx, { sql }, { params: { token } }) => {
+      const result = await unsubscribe(sql, token);
+      if (!result) throw notFound(UNKNOWN_LINK);
       ctx.set('Cache-Control', 'no-store');
       if (prefersHtml(ctx)) {
         const link = await unsubscribeLink(sql, token);

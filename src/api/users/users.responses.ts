@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
+import { count, timestamp, uuid } from '../shared/response-fields.js';
+import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { presentPublicSdkUser, presentRegisteredUser, presentSdkUser, presentSdkUserPage } from './users.presenter.js';
 
 // SDK users (SPEC 2.6)

@@ -1,30 +1,18 @@
 import { z } from 'zod';
 import { findSdkUser, listSdkUsers, registerSdkUser } from '../../oltp/sdk-users.repo.js';
-import { keyProject, ownedProject } from '../auth.js';
+import { keyProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
 import { forbidden, notFound, unauthorized } from '../errors.js';
-import { RegisterUserBody } from '../feedback/feedback.schema.js';
-import { actingUser } from '../identity/acting-user.js';
-import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../openapi/building-blocks.js';
+
+import { actingUser } from '../shared/acting-user.js';
+import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
-import { parseBody, parseQuery } from '../validation.js';
 import { presentPublicSdkUser, presentRegisteredUser, presentSdkUser, presentSdkUserPage } from './users.presenter.js';
 import { PublicSdkUserResponse, SdkUserPageResponse, SdkUserResponse } from './users.responses.js';
-import { ListSdkUsersQuery } from './users.schema.js';
-
-const { shape } = ListSdkUsersQuery;
-const SdkUserListQuery = ListSdkUsersQuery.extend({
-  sort: describe(
-    shape.sort,
-    '`mrr`, `first_seen` (first registration) or `last_seen` (the default: the last POST /users/register for the user; tracked events do not move it). Users without MRR come last in both orders; ties by user id.',
-  ),
-  order: describe(shape.order, '`asc` or `desc` (the default).'),
-  limit: describe(shape.limit, 'Page size, 1 to 1000 (default 50).'),
-  offset: describe(shape.offset, 'Users to skip (default 0).'),
-});
+import { ListSdkUsersQuery, RegisterUserBody } from './users.schema.js';
 
 const UserPath = z.object({
-  userId: describe(z.string().min(1), 'The client app’s user identifier (`user_id`), URL-encoded.'),
+  userId: describe(z.string().min(1, 'user not found'), 'The client app’s user identifier (`user_id`), URL-encoded.'),
 });
 
 /**
@@ -75,8 +63,7 @@ export const userRoutes = [
       403: error('The project is suspended, or the key is the publishable one.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql, rateLimits }) => {
-      const input = parseBody(RegisterUserBody, ctx.request.body);
+    handler: async (ctx, { sql, rateLimits }, { body: input }) => {
       // With a token, only its user registers; a project that requires signed identity needs one.
       await actingUser(ctx, { sql, rateLimits }, input.userId);
       const row = await registerSdkUser(sql, keyProject(ctx).id, input);
@@ -102,8 +89,7 @@ export const userRoutes = [
       404: error('The app never registered this user.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const userId = ctx.params.userId ?? '';
+    handler: async (ctx, { sql }, { params: { userId } }) => {
       const full = readsPrivateFields(ctx, userId);
       const row = await findSdkUser(sql, keyProject(ctx).id, userId);
       if (!row) throw notFound('user not found');
@@ -114,25 +100,20 @@ export const userRoutes = [
   defineRoute({
     method: 'get',
     path: '/projects/:id/users',
-    auth: 'adminToken',
+    auth: 'projectAdmin',
     operationId: 'listProjectSdkUsers',
     tags: ['Projects'],
     summary: 'List a project’s SDK users',
     description:
       'One sorted page of the users the client app registered, with their MRR, first and last seen, and how many there are in all.',
     params: ProjectPath,
-    query: SdkUserListQuery,
+    query: ListSdkUsersQuery,
     responses: {
       200: json('The page.', SdkUserPageResponse),
       400: error('An invalid query parameter (the reason names it), or one given twice.'),
-      401: error('Missing or invalid admin token.'),
-      403: error('The project belongs to another account, or is suspended.'),
-      404: error('No such project.'),
       default: defaultError,
     },
-    handler: async (ctx, { sql }) => {
-      const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
-      const query = parseQuery(ListSdkUsersQuery, ctx.query);
+    handler: async (ctx, { sql }, { project, query }) => {
       ctx.body = presentSdkUserPage(await listSdkUsers(sql, project.id, query));
     },
   }),

@@ -1,23 +1,56 @@
 import { z } from 'zod';
 import { SDK_USER_SORTS, SORT_ORDERS } from '../../oltp/sdk-users.repo.js';
+import { describe } from '../shared/building-blocks.js';
+import { bodySchema, emailSchema, userIdSchema } from '../validation.js';
+
+const email = emailSchema;
 
 /** GET /projects/:id/users query (admin token): one sorted page of the project's SDK users. */
 export const ListSdkUsersQuery = z.object({
-  sort: z
-    .enum(SDK_USER_SORTS, { error: `must be one of ${SDK_USER_SORTS.join(', ')}` })
-    .optional()
-    .default('last_seen'),
-  order: z
-    .enum(SORT_ORDERS, { error: `must be one of ${SORT_ORDERS.join(', ')}` })
-    .optional()
-    .default('desc'),
-  limit: z.coerce
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .max(1000, 'must be at most 1000')
-    .optional()
-    .default(50),
-  offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional().default(0),
+  sort: describe(
+    z
+      .enum(SDK_USER_SORTS, { error: `must be one of ${SDK_USER_SORTS.join(', ')}` })
+      .optional()
+      .default('last_seen'),
+    '`mrr`, `first_seen` (first registration) or `last_seen` (the default: the last POST /users/register for the user; tracked events do not move it). Users without MRR come last in both orders; ties by user id.',
+  ),
+  order: describe(
+    z
+      .enum(SORT_ORDERS, { error: `must be one of ${SORT_ORDERS.join(', ')}` })
+      .optional()
+      .default('desc'),
+    '`asc` or `desc` (the default).',
+  ),
+  limit: describe(
+    z.coerce
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be at least 1')
+      .max(1000, 'must be at most 1000')
+      .optional()
+      .default(50),
+    'Page size, 1 to 1000 (default 50).',
+  ),
+  offset: describe(
+    z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').optional().default(0),
+    'Users to skip (default 0).',
+  ),
 });
 export type ListSdkUsersQuery = z.infer<typeof ListSdkUsersQuery>;
+
+/**
+ * POST /users/register body (SPEC 4.8). An omitted or null `mrr` clears a stored figure. The
+ * origin's Kotlin SDK registers `{ email, name, external_id, metadata }`: `external_id` is read as
+ * `userId`; `email` and `name` are kept (given as null, they clear the stored one; omitted, they
+ * stay); `metadata` is not part of the SDK user and is ignored (docs/clients.md).
+ */
+export const RegisterUserBody = bodySchema(
+  {
+    userId: userIdSchema,
+    mrr: z.number({ error: 'must be a number' }).min(0, 'must be >= 0').max(1e12, 'must be at most 1e12').nullable().optional(),
+    email: email.nullable().optional(),
+    name: z.string({ error: 'must be a string' }).max(200, 'must be at most 200 characters').nullable().optional(),
+  },
+  { externalId: 'userId' },
+);
+export type RegisterUserBody = z.infer<typeof RegisterUserBody>;

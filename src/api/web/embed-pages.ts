@@ -6,6 +6,7 @@ import type { Sql } from '../../oltp/db.js';
 import { framingOriginsByBoardSlug, framingOriginsByPublishableKey } from '../../oltp/embed-framing.repo.js';
 import { isExactOrigin } from '../cors/allowed-origins.schema.js';
 import type { AppState, RequestContext } from '../state.js';
+import { pageCsp, UNFRAMED_PAGE_CSP } from './page-csp.js';
 import { WEB_DIST_DIR } from './web-static.js';
 
 /**
@@ -21,22 +22,11 @@ const BOARD_PATH = /^\/board\/([^/]+)(?:\/(?:new|roadmap|submit|items\/[0-9a-f-]
 const LOADER_MAX_AGE_MS = 5 * 60 * 1000;
 
 /**
- * The panel's and the board's CSP: only this origin's scripts, no inline script, no eval; framed
- * only by the project's allowed origins (any when the list is empty, as for the API key's CORS).
+ * The panel's and the board's CSP: the one page policy (page-csp.ts), framed only by the project's
+ * allowed origins (any when the list is empty, as for the API key's CORS).
  */
 export function embedCsp(allowedOrigins: string[]): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    `frame-ancestors ${frameAncestors(allowedOrigins)}`,
-  ].join('; ');
+  return pageCsp(frameAncestors(allowedOrigins));
 }
 
 /**
@@ -53,7 +43,7 @@ function frameAncestors(allowedOrigins: string[]): string {
 function notFoundPage(ctx: RequestContext, what: string) {
   ctx.status = 404;
   ctx.type = 'text/plain; charset=utf-8';
-  ctx.set('Content-Security-Policy', embedCsp([]).replace(/frame-ancestors .*$/, "frame-ancestors 'none'"));
+  ctx.set('Content-Security-Policy', UNFRAMED_PAGE_CSP);
   ctx.body = `${what}\n`;
 }
 

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { send } from '@koa/send';
 import type { Middleware } from 'koa';
 import type { AppState } from '../state.js';
+import { UNFRAMED_PAGE_CSP } from './page-csp.js';
 
 /** Where `npm run build:web` (run by `npm install` through `prepare`) puts the dashboard. */
 // This file is src/api/web/web-static.ts: three levels below the repository's root.
@@ -15,23 +16,8 @@ const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60;
 /** The one unhashed file besides index.html (web/public/). */
 const FAVICON = '/favicon.svg';
 
-/**
- * The pages run only this origin's files: no inline script, no eval, no other origin, and no
- * framing (clickjacking). Styles set through the DOM (uPlot, Preact's style props) are CSSOM
- * changes, which style-src does not govern, so no 'unsafe-inline' is needed for them either.
- */
-export const DASHBOARD_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+/** The dashboard is framed by nobody (page-csp.ts holds the one policy of every page). */
+export const DASHBOARD_CSP = UNFRAMED_PAGE_CSP;
 
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy': DASHBOARD_CSP,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 import type { presentProject } from './projects.presenter.js';
+import { timestamp, uuid } from './response-fields.js';
+import type { Expect, Out, SameShape } from './shape-checks.js';
 
 // Projects of an account (DESIGN 3)
 

@@ -1,7 +1,7 @@
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { API_PREFIX } from '../api-prefix.js';
-import { ErrorBody } from '../errors.responses.js';
+import { ErrorBody } from './errors.responses.js';
 
 /*
  * What every route's OpenAPI description is made of: response and request-body helpers, the
@@ -25,11 +25,18 @@ export const defaultError = error(
 );
 
 /**
- * A request body schema with descriptions added to some fields. bodySchema() wraps the object in a
- * z.preprocess; the description is built from that object's own shape, so every constraint stays
- * the validating schema's. A description of a field the schema does not have is an error.
+ * The schema that validates each documentation copy made by withFieldDocs: body() validates with
+ * it, so the copy (whose descriptions the document shows) never validates anything.
  */
-export function withFieldDocs<S extends z.ZodType>(schema: S, docs: Partial<Record<keyof ShapeOf<S>, string>>): z.ZodType {
+const validatorOfCopy = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * A request body schema with descriptions added to some fields, for the document. bodySchema()
+ * wraps the object in a z.preprocess; the description is built from that object's own shape, so
+ * every constraint stays the validating schema's, and body() validates with the schema given here.
+ * A description of a field the schema does not have is an error.
+ */
+export function withFieldDocs<S extends z.ZodType>(schema: S, docs: Partial<Record<keyof ShapeOf<S>, string>>): z.ZodType<z.output<S>> {
   const object = schema instanceof z.ZodPipe ? schema.out : schema;
   if (!(object instanceof z.ZodObject)) throw new Error('withFieldDocs: not an object schema');
   const shape = object.shape as Record<string, z.ZodType>;
@@ -39,21 +46,70 @@ export function withFieldDocs<S extends z.ZodType>(schema: S, docs: Partial<Reco
     if (!fieldSchema) throw new Error(`withFieldDocs: the schema has no field ${field}`);
     described[field] = fieldSchema.meta({ description });
   }
-  return object.extend(described);
+  const copy = object.extend(described);
+  validatorOfCopy.set(copy, validatorOfCopy.get(schema) ?? schema);
+  return copy as unknown as z.ZodType<z.output<S>>;
 }
 
 /** The shape of an object schema, or of the object inside bodySchema()'s z.preprocess. */
 type ShapeOf<S> = S extends z.ZodPipe<infer _In, infer O> ? ShapeOf<O> : S extends z.ZodObject<infer Shape> ? Shape : never;
 
-/** Request bodies: the schemas that validate them, named as components, described in camelCase. */
-export function body(schema: z.ZodType, name: string, description = '') {
-  return {
+declare const parsedAs: unique symbol;
+
+/** A route's request body as the document describes it; `T` is what its validating schema outputs. */
+export type RequestBody<T> = {
+  description: string;
+  required: boolean;
+  content: { 'application/json': { schema: z.ZodType } };
+  readonly [parsedAs]?: T;
+};
+
+/** How a route reads a body: the schema that validates it, and whether it may be left out. */
+export type BodyValidator = { schema: z.ZodType; optional: boolean };
+
+/** The validator of each body() and optionalBody(), by the object they returned. */
+const validatorOfBody = new WeakMap<object, BodyValidator>();
+
+/** How a route validates its body() (define-route.ts). */
+export function bodyValidator(requestBody: RequestBody<unknown>): BodyValidator | undefined {
+  return validatorOfBody.get(requestBody);
+}
+
+/** A body() whose description says something else than body()'s (a route's own casing example, say). */
+export function reworded<T>(requestBody: RequestBody<T>, description: string): RequestBody<T> {
+  const validator = validatorOfBody.get(requestBody);
+  if (!validator) throw new Error('reworded: not a body()');
+  const copy: RequestBody<T> = { ...requestBody, description };
+  validatorOfBody.set(copy, validator);
+  return copy;
+}
+
+/**
+ * A body the client may leave out (required: false): none, JSON null or `{}` reach the handler as
+ * undefined; any other body is validated as body()'s. `description` replaces body()'s when given.
+ */
+export function optionalBody<T>(requestBody: RequestBody<T>, description?: string): RequestBody<T | undefined> {
+  const validator = validatorOfBody.get(requestBody);
+  if (!validator) throw new Error('optionalBody: not a body()');
+  const optional: RequestBody<T | undefined> = { ...requestBody, required: false, description: description ?? requestBody.description };
+  validatorOfBody.set(optional, { schema: validator.schema, optional: true });
+  return optional;
+}
+
+/**
+ * Request bodies: the schemas that validate them, named as components, described in camelCase.
+ * The route validates the body with the schema given (or the one withFieldDocs copied).
+ */
+export function body<S extends z.ZodType>(schema: S, name: string, description = ''): RequestBody<z.output<S>> {
+  const requestBody: RequestBody<z.output<S>> = {
     description:
       `${description}${description ? ' ' : ''}Field names are given in camelCase; the snake_case spelling of each top-level field ` +
       '(`user_id` for `userId`) is accepted too. When both are sent, the camelCase one wins.',
     required: true,
     content: { 'application/json': { schema: schema.meta({ id: name }) } },
   };
+  validatorOfBody.set(requestBody, { schema: validatorOfCopy.get(schema) ?? schema, optional: false });
+  return requestBody;
 }
 
 /** A parameter's description, given once (on the parameter, not repeated on its schema). */
@@ -70,13 +126,28 @@ export const PUBLIC: RouteConfig['security'] = [];
 export const ROOT_SERVER = [{ url: '/', description: 'The service root, outside the /api/v1 prefix' }];
 export const API_SERVER = { url: API_PREFIX, description: 'This service (relative to the host that serves this document)' };
 
-export const feedbackId = describe(z.uuid(), 'Feedback id. A malformed id is a 404, like a missing one.');
-export const projectId = describe(z.uuid(), 'Project id. 404 when no such project exists, 403 when it belongs to another account.');
+export const feedbackId = describe(z.uuid({ error: 'feedback not found' }), 'Feedback id. A malformed id is a 404, like a missing one.');
+export const projectId = describe(
+  z.uuid({ error: 'project not found' }),
+  'Project id. 404 when no such project exists, 403 when it belongs to another account.',
+);
 
 export const ProjectPath = z.object({ id: projectId });
 
 /** The refusal of a project of another account, or of a suspended one, on the admin token's routes. */
 export const projectRefused = error('The project belongs to another account, or is suspended.');
+
+/**
+ * The responses every `projectAdmin` route shares (define-route.ts), for the statuses it states
+ * none of its own: the token, the project's owner, the project itself.
+ */
+export function projectResponses(rules: { allowSuspended?: true } = {}) {
+  return {
+    401: error('Missing or invalid admin token.'),
+    403: rules.allowSuspended ? error('The project belongs to another account.') : projectRefused,
+    404: error('No such project.'),
+  };
+}
 
 /** The rate limiter's refusal: on every route of the API (health and docs are not limited). */
 const tooManyRequests = {

@@ -58,9 +58,21 @@ export async function applySignedProfile(ctx: RequestContext, sql: Sql): Promise
 }
 
 /**
- * Whose votes `has_voted` reflects: the signed user when a token came, else X-User-Id (SPEC 2.1).
- * Repeated X-User-Id headers are read by the caller's header helper.
+ * Whose votes `has_voted` reflects (SPEC 2.1): the signed user when a token came, else the
+ * X-User-Id header; an empty or missing header is no user. Node joins a repeated header into one
+ * string ("u, u"), which would name nobody, and the Kotlin SDK configured as its README shows
+ * sends the header twice with the same value: each value is read apart, equal ones count as one,
+ * and differing ones are a 400 (the request names two users), with or without a token.
  */
-export function viewerOf(ctx: RequestContext, headerUser: string | undefined): string | undefined {
+export function viewerOf(ctx: RequestContext): string | undefined {
+  const headerUser = headerViewer(ctx);
   return ctx.state.identity?.userId ?? headerUser;
+}
+
+function headerViewer(ctx: RequestContext): string | undefined {
+  const values = ctx.req.headersDistinct['x-user-id'];
+  if (values === undefined) return undefined;
+  const [first, ...rest] = values;
+  if (rest.some((value) => value !== first)) throw badRequest('X-User-Id: sent more than once with different values');
+  return first || undefined;
 }

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { PLANS } from '../../core/plans.js';
 import { PROJECT_DELETION_STEPS } from '../../oltp/deletions.repo.js';
 import { ERASURE_STEPS, JOB_STATUSES } from '../../oltp/erasures.repo.js';
-import { defaultError, error } from '../openapi/building-blocks.js';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { presentAccountSummary } from '../operator/operator.presenter.js';
-import { AccountResponse } from '../operator/operator.responses.js';
+import type { presentAccountSummary } from './account.presenter.js';
+import { AccountResponse } from './account.responses.js';
+import { defaultError, error } from './building-blocks.js';
 import type { presentErasure, presentProjectDeletion } from './data-rights.presenter.js';
+import { count, timestamp, uuid } from './response-fields.js';
 
 /*
  * Response bodies of the data-rights routes (docs/data-rights.md), described like those of

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { FEEDBACK_CATEGORIES, FEEDBACK_STATUSES } from '../../oltp/feedback.row.js';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 import type { presentComment, presentFeedback, presentStatusCounts, presentVote, presentVoters } from './feedback.presenter.js';
+import { count, timestamp, uuid } from './response-fields.js';
+import type { Expect, Out, SameShape } from './shape-checks.js';
 
 // Feedback, votes, comments (SPEC 2.1 to 2.5)
 

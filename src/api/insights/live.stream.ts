@@ -2,13 +2,13 @@ import { PassThrough } from 'node:stream';
 import { type IngestEvent, toTrackedEvent } from '../../core/event.js';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { isPredefinedEvent } from '../../olap/metrics/measures.js';
-import { ownedProject } from '../auth.js';
+import type { ProjectWithPlan } from '../../oltp/projects.repo.js';
 import { perApp } from '../define-route.js';
 import type { ApiDeps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { BoundedEventWriter } from '../live/bounded-stream.js';
+import { LocalLiveFeed } from '../live/live-feed.js';
 import type { RequestContext } from '../state.js';
-import { BoundedEventWriter } from './bounded-stream.js';
-import { LocalLiveFeed } from './live-feed.js';
 
 /** Open streams per account in this process: the connection cap's ledger. */
 class StreamSlots {
@@ -46,11 +46,10 @@ const fallbackFeed = perApp(() => new LocalLiveFeed());
  * What a stream owes a slow client is bounded (BoundedEventWriter): past the budget its events
  * are skipped, and `event: skipped` says how many once it reads again.
  */
-export async function liveStream(ctx: RequestContext, deps: ApiDeps): Promise<void> {
-  const { sql, config } = deps;
+export async function liveStream(ctx: RequestContext, deps: ApiDeps, { project }: { project: ProjectWithPlan }): Promise<void> {
+  const { config } = deps;
   const feed = deps.liveFeed ?? fallbackFeed(deps);
   const slots = streamSlots(deps);
-  const project = await ownedProject(sql, ctx, ctx.params.id ?? '');
   const release = slots.take(project.account_id);
   if (!release) {
     throw new AppError(429, `at most ${config.live.maxConnectionsPerAccount} live streams per account at once`, { 'Retry-After': '5' });

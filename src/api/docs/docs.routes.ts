@@ -3,8 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { defineRoute } from '../define-route.js';
-import { notFound } from '../errors.js';
-import { API_SERVER, describe, error, ROOT_SERVER } from './building-blocks.js';
+import { API_SERVER, describe, error, ROOT_SERVER } from '../shared/building-blocks.js';
 
 export const OPENAPI_PATH = '/openapi/openapi.yaml';
 export const DOCS_PATH = '/docs';
@@ -55,9 +54,6 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-type Asset = (typeof DOCS_ASSETS)[number];
-const isAsset = (name: string): name is Asset => (DOCS_ASSETS as readonly string[]).includes(name);
-
 /**
  * SPEC 9: the OpenAPI document as YAML at /openapi/openapi.yaml and under the API prefix, and the
  * rendered docs at /docs. No authentication. The document is generated from the zod schemas on
@@ -107,7 +103,7 @@ export const docsRoutes = [
     tags: ['Service'],
     summary: 'A static asset of the docs page',
     servers: ROOT_SERVER,
-    params: z.object({ asset: describe(z.enum(DOCS_ASSETS), 'File name.') }),
+    params: z.object({ asset: describe(z.enum(DOCS_ASSETS, { error: (issue) => `no docs asset ${String(issue.input)}` }), 'File name.') }),
     responses: {
       200: {
         description: 'The asset (JavaScript or CSS).',
@@ -116,9 +112,7 @@ export const docsRoutes = [
       400: error('A path segment that decodes to NUL, refused on every path before routing.'),
       404: error('No such asset.'),
     },
-    handler: (ctx) => {
-      const asset = ctx.params.asset ?? '';
-      if (!isAsset(asset)) throw notFound(`no docs asset ${asset}`);
+    handler: (ctx, _deps, { params: { asset } }) => {
       ctx.set('Cache-Control', 'public, max-age=3600');
       if (asset === 'swagger-initializer.js') {
         ctx.type = 'text/javascript; charset=utf-8';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { DELIVERY_CHANNELS, DELIVERY_STATUSES } from '../../oltp/deliveries.repo.js';
 import { NOTIFICATION_TYPES } from '../../oltp/notification-payload.js';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
 import type { presentDelivery } from './deliveries.presenter.js';
+import { count, timestamp, uuid } from './response-fields.js';
+import type { Expect, Out, SameShape } from './shape-checks.js';
 
 // Notification deliveries (README "Notifications")
 

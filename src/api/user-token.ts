@@ -1,5 +1,5 @@
 import { errors, jwtVerify } from 'jose';
-import { unauthorized } from '../errors.js';
+import { unauthorized } from './errors.js';
 
 /** The user a host app's server vouches for (docs/widget.md, "Signed identity"). */
 export type SignedIdentity = { userId: string; email?: string; mrr?: number | null };

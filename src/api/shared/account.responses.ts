@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { PLANS } from '../../core/plans.js';
 import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
-import { count, timestamp, uuid } from '../openapi/response-fields.js';
-import type { Expect, Out, SameShape } from '../openapi/shape-checks.js';
-import type { presentAccount, presentDeadLetters } from './operator.presenter.js';
+import type { presentAccount, presentDeadLetters } from './account.presenter.js';
+import { count, timestamp, uuid } from './response-fields.js';
+import type { Expect, Out, SameShape } from './shape-checks.js';
 
 // The operator's routes: accounts and dead letters (DESIGN 3)
 
