@@ -119,9 +119,10 @@ export type RouteSpec<A extends RouteAuth, P, Q, H, B> = Documentation & {
    */
   mount?: 'root' | 'rootAndApi';
   /**
-   * The ingestion hot path: also matched by a router of its own, before every other route, so a
-   * request is tried against two patterns instead of every route's (BENCHMARKS.md, "BullMQ request
-   * path"). It stays in the API's router too, which answers its other methods with 405. Its handler
+   * The ingestion hot path: also answered by its exact path and method before any router
+   * (middleware/hot-path.ts), so a request is not tried against every route's pattern (BENCHMARKS.md,
+   * "Issue 31: request cost"). It stays in the API's router too, which answers its other methods
+   * with 405. Its handler
    * is called as it is and checks its own input, with a compiled validator derived from the same
    * schemas (events/event-check.ts); the declared schemas describe it.
    */
@@ -239,7 +240,7 @@ export function routesRouter(deps: RouteDeps, routes: readonly RouteDefinition[]
 }
 
 /** The input of a route that reads none (and of the hot path, which checks its own). */
-const NO_INPUT = Object.freeze({ params: undefined, query: undefined, headers: undefined, body: undefined, project: undefined });
+export const NO_INPUT = Object.freeze({ params: undefined, query: undefined, headers: undefined, body: undefined, project: undefined });
 
 /**
  * The middleware that calls a route's handler: with the input read from its declaration, or, for

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { apiKeyAuth } from '../auth.js';
-import type { RouteDefinition, RouteDeps } from '../define-route.js';
+import { NO_INPUT, type RouteDefinition, type RouteDeps } from '../define-route.js';
 import type { AppState, RequestContext } from '../state.js';
 
 type HotRoute = { method: string; pattern: string; run: (ctx: RequestContext) => Promise<unknown> };
@@ -26,7 +26,11 @@ export function hotPathRoutes(deps: RouteDeps, routes: readonly RouteDefinition[
     byPath.set(pattern, {
       method: method.toUpperCase(),
       pattern,
-      run: (ctx) => ingestKey(ctx, async () => handler(ctx, deps)),
+      // The hot path's handler checks its own input (events/event-check.ts): it reads none here.
+      run: (ctx) =>
+        ingestKey(ctx, async () =>
+          (handler as (ctx: RequestContext, deps: RouteDeps, input: typeof NO_INPUT) => unknown)(ctx, deps, NO_INPUT),
+        ),
     });
   }
   return (ctx, next) => {
