@@ -24,6 +24,8 @@ export type FunnelRow = { breakdown: string | null; users: number[]; median_ms: 
 
 /** windowFunnel keeps at most 32 conditions; the API allows 10 steps. */
 export const MAX_FUNNEL_STEPS = 10;
+/** Bits of a match's step number (1 to MAX_FUNNEL_STEPS) below its time. */
+const STEP_BITS = 4;
 
 /**
  * The condition of step `i`, with its values as parameters named after the step and property
@@ -65,11 +67,13 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
  * definition.
  *
  * What keeps it fast over a year of events (BENCHMARKS.md, "Insights"):
- * - the rows come from `events_by_user`, the events in (project, user, time) order, so the
- *   GROUP BY user is aggregated in order (USER_ORDER_SETTINGS): one user's rows at a time;
+ * - the rows come from `events_by_user`, the events in (project, user, time) order and a third of
+ *   the width of `events`, grouped by user with a hash (USER_ORDER_SETTINGS: in order measured
+ *   slower); a user's rows arrive together;
  * - only the rows of the step names in the window are read (the project through the sort key,
  *   the months through the partitions);
- * - per row only its time and the steps it matches are kept, packed in one UInt64;
+ * - per match only its time and step are kept, packed in one UInt64, gathered by one groupArrayIf
+ *   per step (an array of matches built per row cost a fifth more CPU, measured);
  * - the replay is one pass of array functions per step over all users at once, not an arrayFold,
  *   which evaluates its lambda once per element (ten times slower, measured).
  *
@@ -88,20 +92,18 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   if (query.breakdown !== undefined) params.breakdownKey = query.breakdown;
   const w = query.windowMs;
   const steps = Array.from({ length: n }, (_, i) => i + 1);
-  // A row's matches in one UInt64: its time in ms since the epoch (< 2^53) shifted left by
-  // MAX_FUNNEL_STEPS bits, with bit k-1 set for each step k it matches.
-  const packed = `bitOr(bitShiftLeft(ts, ${MAX_FUNNEL_STEPS}), ${conditions.map((_, i) => `bitShiftLeft(toUInt64(c${i + 1}), ${i})`).join(' + ')})`;
-  // A user's matches as (time, step) pairs, sorted as windowFunnel sorts its events.
-  const matches = `arraySort(arrayFlatten(arrayMap(p -> arrayMap(j -> (toInt64(bitShiftRight(p, ${MAX_FUNNEL_STEPS})), j),
-                      arrayFilter(j -> bitTest(p, j - 1), range(1, ${n + 1}))), packed)))`;
+  // A user's matches as one UInt64 each, (ms since the epoch) << 4 | step (ms < 2^53, a step < 16),
+  // gathered per step (an event matching two steps is two matches) and sorted as numbers: by time,
+  // then step, as windowFunnel sorts its events. No array is built per row.
+  const matches = `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;
   // The replay, one array pass per step. starts_k[p]: the latest start (ms) of a chain that had
   // reached step k at position p of the matches, -1 before any. A step-k match at p reaches step k
   // from starts_{k-1}[p-1] when it lies within the window of that start. Starts never decrease
   // along the scan, so the latest one is the last reach carried forward (arrayFill). done_k: the
   // milliseconds from its start when step k was first reached, -1 if never.
   const replay = [
-    'arrayMap(x -> x.1, m) AS m_t',
-    'arrayMap(x -> x.2, m) AS m_k',
+    `arrayMap(x -> toInt64(bitShiftRight(x, ${STEP_BITS})), m) AS m_t`,
+    `arrayMap(x -> toUInt8(bitAnd(x, ${2 ** STEP_BITS - 1})), m) AS m_k`,
     'arrayFill(v -> v >= 0, arrayMap((t, j) -> if(j = 1, t, toInt64(-1)), m_t, m_k)) AS starts_1',
   ];
   for (let k = 2; k <= n; k++) {
@@ -129,15 +131,12 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
        FROM (
          SELECT breakdown, ${matches} AS m
          FROM (
-           SELECT user_id, breakdown, groupArray(${packed}) AS packed
-           FROM (
-             SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
-                    ${conditions.map((c, i) => `toUInt8(${c}) AS c${i + 1}`).join(', ')}
-             FROM events_by_user
-             WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
-           )
-           GROUP BY user_id, breakdown
+           SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
+                  ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}
+           FROM events_by_user
+           WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
          )
+         GROUP BY user_id, breakdown
        )
      )
      WHERE level > 0

@@ -28,7 +28,7 @@ const WORD_BITS = 256;
 
 /**
  * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events, read from
- * `events_by_user` and grouped by user in order (USER_ORDER_SETTINGS). Buckets
+ * `events_by_user` and grouped by user (a hash, USER_ORDER_SETTINGS). Buckets
  * are numbered from the window's first one (0, 1, …). Per user: the first bucket with a cohort
  * event (by its first occurrence) and the set of buckets with a return event, kept as bits of
  * UInt256 words (groupBitOr: a few OR instructions per row, where a per-user hash set of
