@@ -11,6 +11,10 @@
  *   its own port; time to first byte, rows/s, bytes, and the service's resident memory (VmRSS,
  *   sampled every 50 ms) before and at its peak.
  *
+ * BENCH_ROUNDS (default 1) repeats the engine alone and the interface; BENCH_BASELINE, the
+ * directory of a checkout of an earlier commit (its node_modules linked), measures that service
+ * too, alternating with this one, so before and after are compared under the same load.
+ *
  * PostgreSQL: a fresh database on DATABASE_URL's server (required).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
