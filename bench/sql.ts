@@ -11,6 +11,10 @@
  *   its own port; time to first byte, rows/s, bytes, and the service's resident memory (VmRSS,
  *   sampled every 50 ms) before and at its peak.
  *
+ * BENCH_ROUNDS (default 1) repeats the engine alone and the interface; BENCH_BASELINE, the
+ * directory of a checkout of an earlier commit (its node_modules linked), measures that service
+ * too, alternating with this one, so before and after are compared under the same load.
+ *
  * PostgreSQL: a fresh database on DATABASE_URL's server (required).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,7 +23,7 @@ import { once } from 'node:events';
 import { createWriteStream, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
@@ -37,6 +41,8 @@ import { createServices } from '../src/runtime/services.js';
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const DAY = 24 * 3600 * 1000;
 const FORMATS = ['JSONEachRow', 'Parquet'] as const;
+/** Rounds of the interface's measurement (each variant once per round, alternating). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The export both sides run: every column of the project's events. */
@@ -132,8 +138,8 @@ async function engineAlone(dataDir: string, projectId: string, outDir: string) {
   log(`ENGINE ${JSON.stringify(results)}`);
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+function run(args: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd, stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 async function output(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
@@ -170,90 +176,117 @@ async function orchestrate() {
     const loaded = JSON.parse((await output(loader, /^LOADED (.*)$/m))[1] ?? '{}') as { projectId: string; password: string };
     await new Promise((resolve) => loader.once('exit', resolve));
 
-    const engine = run(['bench/sql.ts', 'engine', dataDir, loaded.projectId, dataDir], process.env);
-    const alone = JSON.parse((await output(engine, /^ENGINE (.*)$/m))[1] ?? '[]') as {
-      format: string;
-      threads?: number;
-      seconds?: number;
-      bytes?: number;
-      ttfbMs?: number;
-      streamSeconds?: number;
-    }[];
-    await new Promise((resolve) => engine.once('exit', resolve));
-
-    const [port, chPort] = [await findFreePort(), await findFreePort()];
-    service = run(['src/main.ts'], {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      OPERATOR_TOKEN: `fbo_bench_${randomBytes(16).toString('hex')}`,
-      LOG_LEVEL: 'warn',
-      METRICS_PORT: '0',
-      CLICKHOUSE_INTERFACE_PORT: String(chPort),
-      REDIS_URL: '',
-      CLICKHOUSE_URL: '',
-    });
-    const pid = service.pid as number;
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${chPort}/ping`)).ok) break;
-      } catch {
-        if (i > 600) throw new Error('the service did not start');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const auth = `Basic ${Buffer.from(`${loaded.projectId}:${loaded.password}`).toString('base64')}`;
     log(
-      `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; embedded chDB; ${TOTAL.toLocaleString('en')} events; shared and noisy (other engineers' work ran beside it)`,
+      `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; embedded chDB; ${TOTAL.toLocaleString('en')} events; load ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}; shared and noisy (other engineers' work ran beside it)`,
     );
-    log('| format | path | first byte (ms) | seconds | rows/s | MB | RSS before → peak (MB) | interface ÷ engine (1 thread) |');
-    log('|---|---|---|---|---|---|---|---|');
-    for (const format of FORMATS) {
-      const one = alone.find((r) => r.format === format && r.threads === 1);
-      const all = alone.find((r) => r.format === format && r.threads === 0);
-      const streamed = alone.find((r) => r.format === format && r.ttfbMs !== undefined);
-      const ttfb = streamed?.ttfbMs ?? 0;
-      const rate = (seconds = 1) => Math.round(TOTAL / seconds).toLocaleString('en');
-      log(
-        `| ${format} | chDB alone, its streaming query to a file, 1 thread | ${ttfb.toFixed(0)} | ${streamed?.streamSeconds?.toFixed(2)} | ${rate(streamed?.streamSeconds)} | ${((streamed?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
-      );
-      log(
-        `| ${format} | chDB alone to a file (INTO OUTFILE), 1 thread | — | ${one?.seconds?.toFixed(2)} | ${rate(one?.seconds)} | ${((one?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
-      );
-      log(
-        `| ${format} | chDB alone to a file (INTO OUTFILE), default threads | — | ${all?.seconds?.toFixed(2)} | ${rate(all?.seconds)} | ${((all?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
-      );
+    const rate = (seconds = 1) => Math.round(TOTAL / seconds).toLocaleString('en');
+    log('| round | format | path | first byte (ms) | seconds | rows/s | MB | RSS before → peak (MB) | interface ÷ engine (1 thread) |');
+    log('|---|---|---|---|---|---|---|---|---|');
 
-      const before = rssMb(pid);
-      let peak = before;
-      const sampler = setInterval(() => {
-        peak = Math.max(peak, rssMb(pid));
-      }, 50);
-      const started = performance.now();
-      const response = await fetch(
-        `http://127.0.0.1:${chPort}/?${new URLSearchParams({ query: `SELECT * FROM events FORMAT ${format}` })}`,
-        {
-          headers: { authorization: auth },
-        },
-      );
-      let first = 0;
-      let bytes = 0;
-      const reader = response.body?.getReader();
-      for (;;) {
-        const piece = await reader?.read();
-        if (!piece || piece.done) break;
-        if (first === 0) first = performance.now() - started;
-        bytes += piece.value.byteLength;
+    // The service as built here; with BENCH_BASELINE (a checkout of an earlier commit, its
+    // node_modules linked), that one too. Each round measures the engine alone, then each variant,
+    // one after the other, so the ratios of a round are taken under the same load.
+    const variants = [
+      ...(process.env.BENCH_BASELINE ? [{ label: 'the interface, before (BENCH_BASELINE)', cwd: process.env.BENCH_BASELINE }] : []),
+      { label: 'the interface (HTTP, own port)', cwd: process.cwd() },
+    ];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const engine = run(['bench/sql.ts', 'engine', dataDir, loaded.projectId, dataDir], process.env);
+      const alone = JSON.parse((await output(engine, /^ENGINE (.*)$/m))[1] ?? '[]') as {
+        format: string;
+        threads?: number;
+        seconds?: number;
+        bytes?: number;
+        ttfbMs?: number;
+        streamSeconds?: number;
+      }[];
+      await new Promise((resolve) => engine.once('exit', resolve));
+      for (const format of FORMATS) {
+        const one = alone.find((r) => r.format === format && r.threads === 1);
+        const all = alone.find((r) => r.format === format && r.threads === 0);
+        const streamed = alone.find((r) => r.format === format && r.ttfbMs !== undefined);
+        log(
+          `| ${round} | ${format} | chDB alone, its streaming query to a file, 1 thread | ${(streamed?.ttfbMs ?? 0).toFixed(0)} | ${streamed?.streamSeconds?.toFixed(2)} | ${rate(streamed?.streamSeconds)} | ${((streamed?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
+        );
+        log(
+          `| ${round} | ${format} | chDB alone to a file (INTO OUTFILE), 1 thread | — | ${one?.seconds?.toFixed(2)} | ${rate(one?.seconds)} | ${((one?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
+        );
+        log(
+          `| ${round} | ${format} | chDB alone to a file (INTO OUTFILE), default threads | — | ${all?.seconds?.toFixed(2)} | ${rate(all?.seconds)} | ${((all?.bytes ?? 0) / 1e6).toFixed(0)} | — | — |`,
+        );
       }
-      const seconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
-      const tail = response.headers.get('x-clickhouse-exception-code');
-      if (response.status !== 200 || tail) throw new Error(`the interface answered ${response.status} ${tail ?? ''}`);
-      log(
-        `| ${format} | the interface (HTTP, own port) | ${first.toFixed(0)} | ${seconds.toFixed(2)} | ${rate(seconds)} | ${(bytes / 1e6).toFixed(0)} | ${before.toFixed(0)} → ${peak.toFixed(0)} | ${((one?.seconds ?? 0) / seconds).toFixed(2)}× |`,
-      );
+
+      // Alternating: each round reverses the order of the variants.
+      for (const variant of round % 2 === 1 ? variants : [...variants].reverse()) {
+        const [port, chPort] = [await findFreePort(), await findFreePort()];
+        service = run(
+          ['src/main.ts'],
+          {
+            ...process.env,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            DATA_DIR: dataDir,
+            DATABASE_URL: databaseUrl,
+            OPERATOR_TOKEN: `fbo_bench_${randomBytes(16).toString('hex')}`,
+            LOG_LEVEL: 'warn',
+            METRICS_PORT: '0',
+            CLICKHOUSE_INTERFACE_PORT: String(chPort),
+            REDIS_URL: '',
+            CLICKHOUSE_URL: '',
+            // A loaded machine may take longer than the default minute; a cut export is no figure.
+            CLICKHOUSE_INTERFACE_TIMEOUT_MS: '3600000',
+          },
+          variant.cwd,
+        );
+        const pid = service.pid as number;
+        for (let i = 0; ; i++) {
+          try {
+            if ((await fetch(`http://127.0.0.1:${chPort}/ping`)).ok) break;
+          } catch {
+            if (i > 600) throw new Error('the service did not start');
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const auth = `Basic ${Buffer.from(`${loaded.projectId}:${loaded.password}`).toString('base64')}`;
+        for (const format of FORMATS) {
+          const one = alone.find((r) => r.format === format && r.threads === 1);
+          const before = rssMb(pid);
+          let peak = before;
+          const sampler = setInterval(() => {
+            peak = Math.max(peak, rssMb(pid));
+          }, 50);
+          const started = performance.now();
+          const response = await fetch(
+            `http://127.0.0.1:${chPort}/?${new URLSearchParams({ query: `SELECT * FROM events FORMAT ${format}` })}`,
+            { headers: { authorization: auth } },
+          );
+          let first = 0;
+          let bytes = 0;
+          let tail = '';
+          const reader = response.body?.getReader();
+          for (;;) {
+            const piece = await reader?.read();
+            if (!piece || piece.done) break;
+            if (first === 0) first = performance.now() - started;
+            bytes += piece.value.byteLength;
+            tail = (tail + Buffer.from(piece.value.subarray(-200)).toString('latin1')).slice(-200);
+          }
+          if (tail.includes('__exception__')) throw new Error(`the export was cut: ${tail}`);
+          const seconds = (performance.now() - started) / 1000;
+          clearInterval(sampler);
+          const code = response.headers.get('x-clickhouse-exception-code');
+          if (response.status !== 200 || code) throw new Error(`the interface answered ${response.status} ${code ?? ''}`);
+          log(
+            `| ${round} | ${format} | ${variant.label} | ${first.toFixed(0)} | ${seconds.toFixed(2)} | ${rate(seconds)} | ${(bytes / 1e6).toFixed(0)} | ${before.toFixed(0)} → ${peak.toFixed(0)} | ${((one?.seconds ?? 0) / seconds).toFixed(2)}× |`,
+          );
+        }
+        const stopping = service;
+        stopping.kill('SIGTERM');
+        await new Promise((resolve) => stopping.once('exit', resolve));
+        service = undefined;
+      }
     }
   } finally {
     service?.kill('SIGTERM');

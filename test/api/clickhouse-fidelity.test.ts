@@ -144,9 +144,12 @@ describe('X-ClickHouse-Summary', () => {
     expect(summary(waited).result_rows).toBe(String(rows));
     const streamed = await q(`SELECT number FROM numbers(${rows})`);
     expect(streamed.text.split('\n')).toHaveLength(rows + 1);
-    const early = Number(summary(streamed).result_rows);
-    expect(early).toBeGreaterThan(0);
-    expect(early).toBeLessThan(rows);
+    // Embedded, the engine writes into a pipe and reports the result's rows when it has finished:
+    // the headers of a longer stream carry the output bytes so far, and no rows yet.
+    const early = summary(streamed);
+    expect(Number(early.result_bytes)).toBeGreaterThan(0);
+    expect(Number(early.result_bytes)).toBeLessThan(streamed.bytes.length);
+    expect(Number(early.result_rows)).toBeLessThan(rows);
   });
 
   it('an error in a small answer still gets its own status, as a server holds the start of the answer', async () => {

@@ -14,8 +14,8 @@ export type ClickhouseSummary = {
 
 /**
  * The summary of a query as far as it is known (`elapsedNs` since it started): a ClickHouse
- * server's own figures when one ran it, else what embedded chDB reports of its stream, the rows
- * and bytes of the result so far. chDB's streaming API does not report the rows and bytes it
+ * server's own figures when one ran it, else what embedded chDB reports: the result's rows once the
+ * statement has finished, and the bytes of the output so far. chDB does not report the rows and bytes it
  * read, so read_rows, read_bytes and total_rows_to_read stay 0 there (docs/clickhouse-interface.md).
  * A read writes nothing: written_rows and written_bytes are 0.
  */

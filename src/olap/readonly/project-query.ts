@@ -158,8 +158,9 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
             maxThreads: embedded ? 1 : 0,
             maxMemoryBytes,
             maxResultBytes,
-            // Whole blocks of the engine's default size: the output is streamed, not bounded here.
-            maxBlockSize: 65_409,
+            // Blocks of 1,024 rows (the session's default), not the engine's 65,409: with embedded
+            // chDB a block lives in this process, and one of wide rows was hundreds of MB
+            // (test/api/clickhouse-stream-bounds.test.ts); measured no slower (BENCHMARKS.md, issue 29).
             engineOutputDefaults: true,
             tableFilters: { ...tenantTableFilters(scope, database), ...introspectionTableFilters(database) },
             extraSettings: streamOptions.settings,
