@@ -1,5 +1,4 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
-import type { ClickHouseClient } from '../clickhouse.js';
 import { chTime } from '../time.js';
 
 /** What every insights query is scoped to: one project, a half-open time range, an event scope. */
@@ -29,21 +28,8 @@ export const scopeCondition = (scope: InsightScope, alias = '') =>
    AND ${alias}created_at >= {start:DateTime64(3, 'UTC')} AND ${alias}created_at < {end:DateTime64(3, 'UTC')}
    ${scope.names === null ? '' : `AND ${alias}event_name IN {scopeNames:Array(String)}`}`;
 
-/** Rows of one parameterised query, 64-bit integers as JSON numbers. */
-export async function queryRows<T>(
-  client: ClickHouseClient,
-  query: string,
-  params: Record<string, unknown>,
-  settings: ClickHouseSettings = {},
-): Promise<T[]> {
-  const result = await client.query({
-    query,
-    query_params: params,
-    format: 'JSONEachRow',
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 0, ...settings },
-  });
-  return result.json<T>();
-}
+/** Rows of one parameterised query (one definition for all of src/olap). */
+export { queryRows } from '../query-rows.js';
 
 /**
  * The settings of a query that groups `events_by_user` by user (funnels, retention, paths): a hash
