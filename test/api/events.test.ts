@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -18,16 +18,11 @@ describe.each([
   { mode: 'embedded (durable local log)', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('event ingestion, $mode', ({ redis }) => {
-  let server: TestServer;
+  const server = useTestServer({ redis });
   let project: TestProject;
 
   beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
     project = await createProject(server, { plan: 'free' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   /** The project's stored events once `count` of them are in ClickHouse. */

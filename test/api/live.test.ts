@@ -23,7 +23,7 @@ import {
   spawnScript,
   stopAll,
 } from '../helpers/process.js';
-import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
+import { TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
 import { call, serviceSetup, sleep, startService } from '../helpers/service.js';
 
 type SseMessage = { event: string; data: string } | { comment: string };
@@ -114,16 +114,10 @@ async function track(base: string, project: TestProject, eventName: string, user
 }
 
 describe('live view, one API process (embedded)', () => {
-  let server: TestServer;
+  const server = useTestServer({ env: { LIVE_HEARTBEAT_SECONDS: '1', LIVE_MAX_CONNECTIONS_PER_ACCOUNT: '2' } });
   const streams: Stream[] = [];
-  beforeAll(async () => {
-    server = await startTestServer({ env: { LIVE_HEARTBEAT_SECONDS: '1', LIVE_MAX_CONNECTIONS_PER_ACCOUNT: '2' } });
-  });
   afterEach(async () => {
     await Promise.all(streams.splice(0).map((s) => s.close()));
-  });
-  afterAll(async () => {
-    await server?.close();
   });
   const open = async (project: TestProject) => {
     const stream = await Stream.open(server.url, project);
@@ -193,12 +187,11 @@ describe('live view, one API process (embedded)', () => {
 });
 
 describe('live view in BullMQ mode with two API processes', () => {
-  let server: TestServer;
+  const server = useTestServer({ redis: true });
   let baseB = '';
   let procB: ReturnType<typeof spawnScript>;
   const streams: Stream[] = [];
   beforeAll(async () => {
-    server = await startTestServer({ redis: true });
     const config = server.services.config;
     procB = spawnScript(
       'src/main.ts',
@@ -220,7 +213,6 @@ describe('live view in BullMQ mode with two API processes', () => {
     await Promise.all(streams.splice(0).map((s) => s.close()));
     await stopAll();
     await removeDataDirs();
-    await server?.close();
   });
 
   it('a stream on either process sees the events the other acknowledged, within 2 s', { timeout: 60_000 }, async () => {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 const HOUR = 60 * 60 * 1000;
@@ -18,15 +18,7 @@ describe.each([
   { mode: 'embedded (durable local log)', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('ingestion protocol, $mode', ({ redis }) => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis });
 
   async function stored(project: TestProject, count: number): Promise<StoredRow[]> {
     let rows: StoredRow[] = [];
@@ -195,15 +187,11 @@ describe.each([
 
 /** Compressed bodies are read by the API layer, the same in both ingest modes. */
 describe('gzip request bodies', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server, { plan: 'pro' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   async function post(path: string, body: Buffer, headers: Record<string, string> = {}) {

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
 import { createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
 import { makeDataDir, removeDataDirs, stopAll } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
+import { TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
 import {
   call,
   deleteKeys,
@@ -324,24 +324,18 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
   });
 
   describe('ClickHouse inserts failing for a while', () => {
-    let server: TestServer;
+    const server = useTestServer({
+      redis: true,
+      clickhouse: (dataDir) => {
+        const faulty = createFaultyClickHouse(dataDir);
+        faults = faulty.faults;
+        return faulty.client;
+      },
+    });
     let faults: FaultSwitch;
 
-    beforeAll(async () => {
-      server = await startTestServer({
-        redis: true,
-        clickhouse: (dataDir) => {
-          const faulty = createFaultyClickHouse(dataDir);
-          faults = faulty.faults;
-          return faulty.client;
-        },
-      });
-    });
     afterEach(() => {
       if (faults) faults.mode = undefined;
-    });
-    afterAll(async () => {
-      await server?.close();
     });
 
     const queue = () => {

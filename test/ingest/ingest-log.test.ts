@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, mkdtemp, open, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { payloadDocuments } from '../../src/ingest/log/frame.js';
 import type { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { SegmentLog } from '../../src/ingest/log/segment-log.js';
@@ -10,7 +10,7 @@ import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
 import { eventually } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { type EventBody, events, expectExactlyOnce, inLanes, sleep } from '../helpers/service.js';
 
 /*
@@ -138,26 +138,20 @@ describe('the segment log on disk', () => {
 });
 
 describe('embedded ingestion while ClickHouse inserts fail', () => {
-  let server: TestServer;
   let faults: FaultSwitch;
   // Small enough that a few thousand events fill it while inserts fail.
   const MAX_BYTES = 400 * 1024;
-
-  beforeAll(async () => {
-    server = await startTestServer({
-      env: { INGEST_LOG_MAX_BYTES: String(MAX_BYTES) },
-      clickhouse: (dataDir) => {
-        const faulty = createFaultyClickHouse(dataDir);
-        faults = faulty.faults;
-        return faulty.client;
-      },
-    });
+  const server = useTestServer({
+    env: { INGEST_LOG_MAX_BYTES: String(MAX_BYTES) },
+    clickhouse: (dataDir) => {
+      const faulty = createFaultyClickHouse(dataDir);
+      faults = faulty.faults;
+      return faulty.client;
+    },
   });
+
   afterEach(() => {
     if (faults) faults.mode = undefined;
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const sink = () => server.services.eventSink as LogEventSink;
@@ -337,13 +331,7 @@ describe('embedded ingestion while ClickHouse inserts fail', () => {
 });
 
 describe('embedded ingestion with a tiny INGEST_LOG_MAX_BYTES', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ env: { INGEST_LOG_MAX_BYTES: '100' } });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ env: { INGEST_LOG_MAX_BYTES: '100' } });
 
   it('answers 503 with Retry-After and the SPEC 7.1 body, stores nothing, and keeps serving', async () => {
     const project = await createProject(server, { plan: 'pro' });
@@ -386,13 +374,7 @@ const hasDevFull = await access('/dev/full').then(
 );
 
 describe.skipIf(!hasDevFull)('embedded ingestion when the disk is full', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer();
 
   it('ENOSPC: track and batch answer 503 with Retry-After and the SPEC 7.1 body, and the service keeps serving', async () => {
     const project = await createProject(server, { plan: 'pro' });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * Embedded ClickHouse: interactive work (metrics, ingestion) is never queued behind operator
@@ -8,11 +8,10 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  */
 
 const OPERATOR_TIMEOUT_MS = 4_000;
-let server: TestServer;
+const server = useTestServer({ env: { OPERATOR_SQL_TIMEOUT_MS: String(OPERATOR_TIMEOUT_MS) } });
 let project: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { OPERATOR_SQL_TIMEOUT_MS: String(OPERATOR_TIMEOUT_MS) } });
   project = await createProject(server, { plan: 'team' });
   const batch = await server.request('POST', '/api/v1/events/batch', {
     apiKey: project.apiKey,
@@ -24,9 +23,6 @@ beforeAll(async () => {
     },
   });
   expect(batch.status).toBe(200);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 /** Hashes ten billion numbers: far longer than any limit here, so it runs until the engine stops it. */

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createSql } from '../../src/oltp/db.js';
 import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
 import { createFeedback, createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { removeDataDirs, stopAll } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { call, serviceSetup, startService } from '../helpers/service.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -25,7 +25,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | null 
   }
 }
 
-let server: TestServer;
+const server = useTestServer();
 
 /** The segment files of the embedded ingest log (DATA_DIR/ingest-log/segments) whose bytes contain `text`. */
 async function ingestLogHolds(dataDir: string, text: string): Promise<string[]> {
@@ -36,12 +36,7 @@ async function ingestLogHolds(dataDir: string, text: string): Promise<string[]> 
   return holding;
 }
 
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
 afterAll(async () => {
-  await server?.close();
   await stopAll();
   await removeDataDirs();
 });

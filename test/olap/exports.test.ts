@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { parquetReadObjects } from 'hyparquet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiTime } from '../../src/core/time.js';
 import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
 import { type EventExportScope, type ExportFormat, exportEvents } from '../../src/olap/data-rights/exports.js';
 import { FEEDBACK_EXPORT_COLUMNS } from '../../src/oltp/exports.repo.js';
 import { createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const DAY = 24 * 3600 * 1000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -30,15 +30,7 @@ function counting(client: ClickHouseClient): ClickHouseClient {
   });
 }
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ clickhouse: (dataDir) => counting(createClickHouse({ url: undefined, dataDir })) });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ clickhouse: (dataDir) => counting(createClickHouse({ url: undefined, dataDir })) });
 
 type Download = { status: number; headers: Headers; bytes: Buffer; text: string };
 

@@ -1,25 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createAccount, createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const TIMEOUT_MS = 3_000;
-let server: TestServer;
+const server = useTestServer({
+  workers: false,
+  env: { PROJECT_SQL_TIMEOUT_MS: String(TIMEOUT_MS), PROJECT_SQL_MAX_MEMORY_MB: '64', PROJECT_SQL_ACCOUNT_CONCURRENCY: '1' },
+});
 let own: TestProject;
 let other: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    workers: false,
-    env: { PROJECT_SQL_TIMEOUT_MS: String(TIMEOUT_MS), PROJECT_SQL_MAX_MEMORY_MB: '64', PROJECT_SQL_ACCOUNT_CONCURRENCY: '1' },
-  });
   own = await createProject(server, { plan: 'pro' });
   other = await createProject(server, { plan: 'team' });
   await seedAnalytics(server, own.id, 'own');
   await seedAnalytics(server, other.id, 'other');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const projectSql = (project: TestProject, body: Record<string, unknown>, bearer = project.account.adminToken) =>

@@ -6,7 +6,7 @@ import { hashSecret } from '../../src/core/secrets.js';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { ProjectKeyCache } from '../../src/oltp/projects.cache.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * API-key lookups are remembered in process (src/oltp/projects.cache.ts). These tests prove that
@@ -34,13 +34,8 @@ async function withoutNotification(sql: Sql, statement: (tx: Sql) => Promise<unk
 }
 
 describe('API-key lookups are remembered in process', () => {
-  let server: TestServer;
+  const server = useTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '1' } });
   const status = async (p: TestProject) => (await server.request('GET', '/api/v1/feedbacks', { apiKey: p.apiKey })).status;
-
-  beforeAll(async () => {
-    server = await startTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '1' } });
-  });
-  afterAll(() => server?.close());
 
   it('a change that bypasses the notification is seen only after API_KEY_CACHE_SECONDS', async () => {
     const project = await createProject(server);
@@ -55,14 +50,13 @@ describe('API-key lookups are remembered in process', () => {
 });
 
 describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () => {
-  let server: TestServer;
+  const server = useTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '3600' } });
   let otherSql: Sql;
   let otherKeys: ProjectKeyCache;
   let other: Server;
   let otherUrl: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '3600' } });
     // What a second process has of its own: a PostgreSQL pool and its LISTEN connection.
     const url = server.services.config.databaseUrl as string;
     otherSql = createSql(url, { max: 2 });
@@ -80,7 +74,6 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     await new Promise((resolve) => other?.close(resolve));
     await otherKeys?.close();
     await otherSql?.end();
-    await server?.close();
   });
 
   const status = async (p: TestProject) => (await server.request('GET', '/api/v1/feedbacks', { apiKey: p.apiKey })).status;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProjectOver } from '../helpers/factories.js';
-import { PROCESS_TEST_TIMEOUT_MS, removeDataDirs, stopAll } from '../helpers/process.js';
+import { PROCESS_TEST_TIMEOUT_MS } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { TEST_REDIS_URL } from '../helpers/server.js';
 import {
@@ -22,13 +22,6 @@ import {
  */
 
 const withRedis = await redisAvailable();
-
-afterEach(async () => {
-  await stopAll();
-});
-afterAll(async () => {
-  await removeDataDirs();
-});
 
 describe.each([
   { mode: 'embedded (in-process batcher)', redis: false },

@@ -1,6 +1,5 @@
-import { afterAll, afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { removeDataDirs, stopAll } from '../helpers/process.js';
 import { expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
 import { sdkClient } from './sdk-client.js';
 
@@ -10,13 +9,6 @@ import { sdkClient } from './sdk-client.js';
  * are retried by the SDK with the same eventIds; afterwards ClickHouse holds every event exactly
  * once, checked by eventId.
  */
-
-afterEach(async () => {
-  await stopAll();
-});
-afterAll(async () => {
-  await removeDataDirs();
-});
 
 /** An account and a project on the spawned service, through the operator and admin APIs. */
 async function createProject(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { sleep } from '../helpers/service.js';
 import { recordingFetch, sdkClient } from './sdk-client.js';
 import { switchableProxy } from './switchable-proxy.js';
@@ -19,14 +19,7 @@ describe.each([
   { mode: 'embedded', redis: false },
   { mode: 'BullMQ', redis: true },
 ])('SDK offline ($mode)', ({ redis }) => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer({ redis });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis });
 
   it('unreachable while the app tracks, then back: every event delivered once, in tracking order per user', async () => {
     const project = await createProject(server);
