@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { buildApp } from '../../src/api/app.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import type { AppState } from '../../src/api/state.js';
+import { eventually } from '../helpers/eventually.js';
 import { createAccount, createProject } from '../helpers/factories.js';
 import { type ObservedResponse, OpenApiViolation, openApiValidator, takeViolations } from '../helpers/openapi-validator.js';
 import { type RequestOptions, requestTo, useTestServer } from '../helpers/server.js';
@@ -636,11 +637,10 @@ describe('real responses validate against the document', () => {
       body: { title: 'Notify me', description: 'x', category: 'other', userId: 'u1' },
     });
     let deliveries: any[] = [];
-    for (let i = 0; i < 100; i++) {
+    await eventually('both deliveries settled', 10_000, async () => {
       deliveries = (await call('get', '/projects/{id}/deliveries', 200, { bearer, params: { id } })).body;
-      if (deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending');
+    }).catch(() => undefined); // the expectations below show what was there
     const failed = deliveries.find((d) => d.status === 'failed');
     const delivered = deliveries.find((d) => d.status === 'delivered');
     expect(failed?.channel).toBe('webhook');

@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
@@ -36,7 +37,8 @@ describe.each([
   /** Waits until everything acknowledged is in ClickHouse, then a little more for a wrong extra row. */
   async function settled(project: TestProject, count: number): Promise<StoredRow[]> {
     await server.eventsVisible();
-    await new Promise((resolve) => setTimeout(resolve, redis ? 1_000 : 200));
+    // Fixed on purpose: time for a wrong extra row (a retried job, a late duplicate) to land.
+    await sleep(redis ? 1_000 : 200);
     return stored(project, count);
   }
 
@@ -268,7 +270,8 @@ describe('gzip request bodies', () => {
     let whole: Buffer | undefined;
     const control = await measure(async () => {
       whole = gunzipSync(bomb);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // Fixed on purpose: the body is held while the 2 ms sampler ticks, or the control could miss it.
+      await sleep(10);
     });
     expect(whole?.length).toBe(20 * 1024 * 1024);
     const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../helpers/eventually.js';
 import { expectError } from '../helpers/expect.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { useTestServer } from '../helpers/server.js';
@@ -59,7 +60,8 @@ describe('POST /users/register', () => {
   it('when the user exists, updates last_seen_at and mrr: same id, first_seen_at unchanged, last_seen_at not earlier', async () => {
     const userId = newUserId();
     const created = await registerOk(project, { userId, mrr: 10 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Fixed on purpose: the clock moves on, so a last_seen_at that went backwards would show.
+    await sleep(20);
     const updated = await registerOk(project, { userId, mrr: 25.5 });
     expect(updated.id).toBe(created.id);
     expect(updated.user_id).toBe(userId);

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/core/logger.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { EventWriter } from '../../src/ingest/writer/event-writer.js';
 import { useEmbeddedClickHouse } from '../helpers/embedded-clickhouse.js';
-import { eventually } from '../helpers/eventually.js';
+import { eventually, sleep } from '../helpers/eventually.js';
 import { provide } from '../helpers/lifecycle.js';
 
 /*
@@ -62,7 +62,8 @@ describe('embedded log shipping after a burst', () => {
 
     // A single small request right after that insert: kept for the interval, to be coalesced.
     await sink.submit(events(5));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Fixed on purpose: time in which a wrong shipper would ship the small request early.
+    await sleep(1_000);
     expect(sink.unshippedBytes).toBeGreaterThan(0);
   }, 30_000);
 });

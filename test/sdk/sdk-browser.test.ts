@@ -124,7 +124,8 @@ describe('the browser SDK on another origin', () => {
     const ids = (await page.evaluate(`(async () => {
       const ids = [];
       for (let i = 0; i < 12; i++) ids.push(client.track('offline_event', { i }, { userId: 'offline-user' }));
-      await new Promise((resolve) => setTimeout(resolve, 500)); // flushes tried and failed meanwhile
+      // Fixed on purpose: flushes are tried and fail meanwhile, where a wrong SDK would lose the events.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       return ids;
     })()`)) as string[];
     await page.reload(); // pagehide tries a keepalive send: refused too
@@ -147,6 +148,7 @@ describe('the browser SDK on another origin', () => {
   it('sends what is queued when the page is hidden (pagehide, keepalive)', async () => {
     const { page } = await openApp({ flushAt: '1000', flushIntervalMs: '600000' });
     const ids = (await page.evaluate(`[1, 2, 3].map((i) => client.track('hidden_event', { i }, { userId: 'leaving-user' }))`)) as string[];
+    // Fixed on purpose: time in which a wrong SDK would send before the page is hidden.
     await page.waitForTimeout(200);
     expect(await storedEvents(ids)).toHaveLength(0);
     await page.goto('about:blank'); // pagehide on the app's page

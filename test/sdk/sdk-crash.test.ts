@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { eventually } from '../helpers/eventually.js';
-import { expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
+import { eventually, sleep } from '../helpers/eventually.js';
+import { expectExactlyOnce, serviceSetup, startService, stopService, storedCopies } from '../helpers/service.js';
 import { sdkClient } from './sdk-client.js';
 
 /*
@@ -74,7 +74,7 @@ it('100,000 events tracked while the service is SIGKILLed and restarted twice: e
   // The app: about 8,000 events a second, from 50 users.
   for (let i = 0; i < EVENTS; i++) {
     tracked.add(client.track('sdk_crash', { i }, { userId: `user-${i % 50}` }));
-    if (i % 400 === 399) await sleep(50);
+    if (i % 400 === 399) await sleep(50); // pacing: about 8,000 events a second
   }
   lap('all tracked');
   await killer;

@@ -51,6 +51,7 @@ it('every entry point loads as ESM and as CommonJS with the same API, and declar
 /** React Native's AsyncStorage, as far as the SDK sees it: every call a promise. */
 function asyncStorage(): StorageAdapter & { data: Map<string, string> } {
   const data = new Map<string, string>();
+  // Answers a moment later, as a real asynchronous store does (part of the simulated platform).
   const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 1));
   return {
     data,

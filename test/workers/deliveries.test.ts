@@ -10,6 +10,7 @@ import { dispatchNotifications, pruneSettledNotifications } from '../../src/oltp
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
 import { type DeliveryDeps, runDelivery } from '../../src/workers/notify/deliveries.worker.js';
 import { isBlockedAddress } from '../../src/workers/notify/ssrf.js';
+import { sleep, until } from '../helpers/eventually.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { type Delivery, listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
 import { type HttpReceiver, type SmtpReceiver, startHttpReceiver, startSmtpReceiver } from '../helpers/receivers.js';
@@ -544,8 +545,8 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
     await dispatchNotifications(server.sql, 100);
     const [pending] = await deliveryOf(server, project, 'pending');
     const stale = await claimDelivery(server.sql, pending!.id, 1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const current = await claimDelivery(server.sql, pending!.id, 60_000);
+    // Claimed again once the 1 ms lease has run out.
+    const current = await until('the first claim expired', 10_000, () => claimDelivery(server.sql, pending!.id, 60_000));
     expect(stale && current).toBeTruthy();
     expect(await markDelivered(server.sql, current!)).toBe(true);
     expect(await markAttemptFailed(server.sql, stale!, 'no answer within 2000 ms', null)).toBe(false);
@@ -576,8 +577,8 @@ describe('an SMTP server slower, over the whole send, than DELIVERY_TIMEOUT_MS (
     await createFeedback(server, project);
     const [delivery] = await settledDeliveries(server, project);
     expect(delivery).toMatchObject({ channel: 'email', status: 'delivered', attempts: 1, last_error: null });
-    // Anything still on its way would arrive within another attempt's time.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Fixed on purpose: anything (wrongly) still on its way would arrive within another attempt's time.
+    await sleep(1_000);
     expect(smtp.to(address)).toHaveLength(1);
   });
 });
