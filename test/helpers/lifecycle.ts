@@ -88,7 +88,9 @@ export function provide<T extends object>(what: string, start: () => Promise<T>,
         throw new Error(`the ${what} is used outside the tests of the block that provides it (it starts in beforeAll)`);
       }
       const member = Reflect.get(value, property, value);
-      return typeof member === 'function' ? member.bind(value) : member;
+      // A class's method is bound to its instance (Playwright's Browser); an own property is
+      // returned as it is: `server.sql` is a function whose properties (`begin`) must stay.
+      return typeof member === 'function' && !Object.hasOwn(value, property) ? member.bind(value) : member;
     },
     has: (_, property) => value !== undefined && property in value,
     set(_, property, newValue) {
