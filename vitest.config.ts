@@ -4,8 +4,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
-    // Every response received through the test helpers is checked against the OpenAPI document.
-    setupFiles: ['test/helpers/openapi-setup.ts'],
+    // Every response received through the test helpers is checked against the OpenAPI document;
+    // whatever a file's hooks started through the helpers is stopped after the file (lifecycle.ts).
+    setupFiles: ['test/helpers/openapi-setup.ts', 'test/helpers/teardown-setup.ts'],
     // Each file runs in its own process against the shared test database; files isolate
     // themselves by creating their own accounts and projects.
     pool: 'forks',

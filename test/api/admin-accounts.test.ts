@@ -1,17 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addMember, createAccount, createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ workers: false });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ workers: false });
 
 const op = () => ({ bearer: server.operatorToken });
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
 const PAGE = 'https://app.example.com';
 const OTHER_PAGE = 'https://evil.example.net';
@@ -8,18 +8,14 @@ const SERVICE_PUBLIC_URL = 'https://feedback.example.org';
 
 /** Issue 22: web pages call the client routes with the API key; owner and operator routes stay closed. */
 describe('CORS for browser clients', () => {
-  let server: TestServer;
+  const server = useTestServer({ env: { RATE_LIMIT_INGEST: '3/min', PUBLIC_URL: SERVICE_PUBLIC_URL } });
   let project: TestProject;
   let feedbackId: string;
 
   beforeAll(async () => {
     // PUBLIC_URL: the service's address behind a proxy that ends TLS (its own pages' origin).
-    server = await startTestServer({ env: { RATE_LIMIT_INGEST: '3/min', PUBLIC_URL: SERVICE_PUBLIC_URL } });
     project = await createProject(server, { plan: 'pro' });
     feedbackId = (await createFeedback(server, project)).id;
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const preflight = (path: string, origin = PAGE) =>

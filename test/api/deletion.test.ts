@@ -1,20 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { projectRowCounts } from '../../src/olap/data-rights/erasure.js';
+import { eventually } from '../helpers/eventually.js';
 import { addMember, createFeedback, createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 describe('DELETE /projects/:id/feedbacks/:feedbackId', () => {
   it('deletes the item with its votes and comments, and the items merged into it; other items stay', async () => {
@@ -123,11 +114,10 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
     }
     await server.eventsVisible();
     const target = { client: server.clickhouse };
-    for (;;) {
+    await eventually('the project’s rows in ClickHouse', 30_000, async () => {
       const counts = await projectRowCounts(target, project.id);
-      if (counts.facts >= 4 && counts.events === 2 && counts.events_by_user === 2) break; // feedback, vote, comment, registration
-      await sleep(100);
-    }
+      return counts.facts >= 4 && counts.events === 2 && counts.events_by_user === 2; // feedback, vote, comment, registration
+    });
 
     const wrong = await server.request('DELETE', `/api/v1/projects/${project.id}?confirm=${encodeURIComponent('Survivor')}`, { bearer });
     expect(wrong.status).toBe(400);
@@ -156,12 +146,12 @@ describe('DELETE /projects/:id?confirm=<name>', () => {
     expect(pg?.n).toBe(0);
     // ClickHouse: the job deletes every row of the project, and only of it.
     let job = deleted.body;
-    for (let i = 0; i < 300 && job.status !== 'done'; i++) {
-      await sleep(100);
+    await eventually('the deletion job done', 30_000, async () => {
       const state = await server.request('GET', `/api/v1/projects/deletions/${deleted.body.id}`, { bearer });
       expect(state.status).toBe(200);
       job = state.body;
-    }
+      return job.status === 'done';
+    }).catch(() => undefined); // the expectation below shows where the job stopped
     expect(job).toMatchObject({ status: 'done', step: 'done', completed_at: expect.any(String) });
     expect(Object.values(await projectRowCounts(target, project.id)).map(Number)).toEqual([0, 0, 0, 0, 0]);
     const kept = await projectRowCounts(target, survivor.id);

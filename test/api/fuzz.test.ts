@@ -17,7 +17,7 @@ import {
   type Schema,
   surrogateOrNul,
 } from '../helpers/fuzz-values.js';
-import { requestTo, startTestServer, type TestServer } from '../helpers/server.js';
+import { requestTo, useTestServer } from '../helpers/server.js';
 
 /*
  * Property-based: no input gets a 5xx (DESIGN 4). Every operation of the OpenAPI document that
@@ -107,7 +107,7 @@ function queryOf(
 // ---------------------------------------------------------------------------------------------
 // The server, its fixtures, and what "nothing stored" compares
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 /** The app behind the production HTTP server (its answers to oversized URLs and headers). */
 let http: Server;
 let base = '';
@@ -121,7 +121,6 @@ const feedbackIds: string[] = [];
 let tables: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), server.services.config.http);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -140,7 +139,6 @@ beforeAll(async () => {
 afterAll(async () => {
   http?.closeAllConnections();
   await new Promise((resolve) => (http ? http.close(resolve) : resolve(undefined)));
-  await server?.close();
 });
 
 /** Every row of every table, as one digest per table (the database is this server's own). */

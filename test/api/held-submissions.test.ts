@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/expect.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { type HttpResponse, startTestServer, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, useTestServer } from '../helpers/server.js';
 
 /*
  * Issue 33 §4 and docs/widget.md ("Anonymous visitors"): an anonymous submission held for the
@@ -11,12 +11,11 @@ import { type HttpResponse, startTestServer, type TestServer } from '../helpers/
  * their only credential with the publishable key, is never shown to anyone else.
  */
 
-let server: TestServer;
+const server = useTestServer({ env: { RATE_LIMIT_ANONYMOUS: '200/h' } });
 let project: TestProject & { publishableKey: string; identitySecret: string };
 
 beforeAll(async () => {
   // Room for every anonymous action of this file in the per-IP anonymous budget.
-  server = await startTestServer({ env: { RATE_LIMIT_ANONYMOUS: '200/h' } });
   const base = await createProject(server, { plan: 'pro' });
   const secret = await server.request('POST', `/api/v1/projects/${base.id}/identity-secret`, { bearer: base.account.adminToken });
   expect(secret.status, JSON.stringify(secret.body)).toBe(200);
@@ -26,9 +25,6 @@ beforeAll(async () => {
     body: { boardPublic: true, anonymousFeedback: true },
   });
   expect(settings.status, JSON.stringify(settings.body)).toBe(200);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const token = (sub: string) =>

@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../helpers/expect.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
+const server = useTestServer({ env: { RATE_LIMIT_ANONYMOUS: '4/h' } });
 beforeAll(async () => {
   // A small anonymous budget, so the per-IP limit is reached within the test.
-  server = await startTestServer({ env: { RATE_LIMIT_ANONYMOUS: '4/h' } });
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 type WebProject = TestProject & { publishableKey: string; identitySecret: string };

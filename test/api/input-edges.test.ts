@@ -5,15 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
-import { requestTo, startTestServer, type TestServer } from '../helpers/server.js';
+import { requestTo, useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const OPERATIONS = ['summary', 'timeseries', 'breakdown', 'events'] as const;
 /** The parameters an operation needs besides the dates (breakdown requires a dimension). */

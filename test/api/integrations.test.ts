@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { errorBody, MISSING_ID } from '../helpers/expect.js';
 import { addIntegration, addMember, createAccount, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Integrations (SPEC 8.2: Pro and Team): Slack and Discord incoming webhooks and signed generic
  * webhooks. A webhook's secret is shown only when the server generated it, once.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/XXXX';
 const DISCORD_URL = 'https://discord.com/api/webhooks/123/abc';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { type RawResponse, rawRequest } from '../helpers/raw-http.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The origin project's Kotlin SDK (SwiftlyFeedbackKit-Kotlin-SDK 1.1.1, commit de5fc764…; see
@@ -25,16 +25,12 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * - Errors: the SDK shows `message`, else `error` (a primitive: "true"), else `reason`.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let project: TestProject;
 let host: string;
 beforeAll(async () => {
-  server = await startTestServer();
   project = await createProject(server, { plan: 'pro' });
   host = new URL(server.url).host;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 /** FeedbackKitConfig.apiUrl: the base URL plus /api/v1. */

@@ -9,26 +9,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import { PassThrough } from 'node:stream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BoundedEventWriter, LIVE_STREAM_BEHIND_BYTES, LIVE_STREAM_MAX_OWED_BYTES } from '../../src/api/live/bounded-stream.js';
 import { findFreePort } from '../../src/core/net.js';
-import { eventually } from '../helpers/eventually.js';
+import { eventually, sleep } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import {
-  makeDataDir,
-  PROCESS_TEST_TIMEOUT_MS,
-  PROCESS_WAIT_FLOOR_MS,
-  removeDataDirs,
-  serviceEnv,
-  spawnScript,
-  stopAll,
-} from '../helpers/process.js';
-import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
-import { call, serviceSetup, sleep, startService } from '../helpers/service.js';
+import { provide, stopWhenDone } from '../helpers/lifecycle.js';
+import { makeDataDir, PROCESS_TEST_TIMEOUT_MS, PROCESS_WAIT_FLOOR_MS, serviceEnv, spawnScript } from '../helpers/process.js';
+import { TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
+import { call, serviceSetup, startService } from '../helpers/service.js';
 
 type SseMessage = { event: string; data: string } | { comment: string };
 
-/** An open SSE stream, its messages parsed as they arrive. */
+/** An open SSE stream, its messages parsed as they arrive; closed when its test finishes. */
 class Stream {
   readonly messages: SseMessage[] = [];
   readonly #abort = new AbortController();
@@ -38,6 +31,7 @@ class Stream {
 
   static async open(base: string, project: TestProject): Promise<Stream> {
     const stream = new Stream();
+    stopWhenDone(() => stream.close());
     const response = await fetch(`${base}/api/v1/projects/${project.id}/live`, {
       headers: { authorization: `Bearer ${project.account.adminToken}` },
       signal: stream.#abort.signal,
@@ -80,14 +74,11 @@ class Stream {
     return this.messages.flatMap((m) => ('event' in m && m.event === 'event' ? [JSON.parse(m.data) as Record<string, unknown>] : []));
   }
 
-  async waitFor(what: string, timeoutMs: number, probe: () => boolean): Promise<number> {
-    const started = Date.now();
-    while (!probe()) {
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; got ${JSON.stringify(this.messages)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return Date.now() - started;
+  /** Waits until `probe` holds; answers how long that took (ms). */
+  waitFor(what: string, timeoutMs: number, probe: () => boolean): Promise<number> {
+    return eventually(what, timeoutMs, async () => probe()).catch((error: Error) => {
+      throw new Error(`${error.message}; got ${JSON.stringify(this.messages)}`);
+    });
   }
 
   ready(timeoutMs = 10_000) {
@@ -114,22 +105,8 @@ async function track(base: string, project: TestProject, eventName: string, user
 }
 
 describe('live view, one API process (embedded)', () => {
-  let server: TestServer;
-  const streams: Stream[] = [];
-  beforeAll(async () => {
-    server = await startTestServer({ env: { LIVE_HEARTBEAT_SECONDS: '1', LIVE_MAX_CONNECTIONS_PER_ACCOUNT: '2' } });
-  });
-  afterEach(async () => {
-    await Promise.all(streams.splice(0).map((s) => s.close()));
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-  const open = async (project: TestProject) => {
-    const stream = await Stream.open(server.url, project);
-    streams.push(stream);
-    return stream;
-  };
+  const server = useTestServer({ env: { LIVE_HEARTBEAT_SECONDS: '1', LIVE_MAX_CONNECTIONS_PER_ACCOUNT: '2' } });
+  const open = (project: TestProject) => Stream.open(server.url, project);
 
   it('streams each acknowledged event of the project, in the SPEC 2.7 shape, within 2 s; not other projects’ events', async () => {
     const project = await createProject(server, { plan: 'pro' });
@@ -163,7 +140,8 @@ describe('live view, one API process (embedded)', () => {
     await track(server.url, project, 'custom_thing');
     await track(server.url, project, 'feedback_list');
     await stream.waitFor('the predefined event', 2_000, () => stream.events().length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Fixed on purpose: time for the custom event to (wrongly) follow.
+    await sleep(200);
     expect(stream.events().map((e) => e.event_name)).toEqual(['feedback_list']);
   });
 
@@ -181,11 +159,11 @@ describe('live view, one API process (embedded)', () => {
     });
     await first.close();
     let again: Stream | undefined;
-    for (let attempt = 0; attempt < 50 && again?.status !== 200; attempt++) {
+    await eventually('the closed stream’s slot freed', 10_000, async () => {
       if (again) await again.close();
       again = await open(project);
-      if (again.status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return again.status === 200;
+    }).catch(() => undefined); // the expectation below shows the last answer
     expect(again?.status).toBe(200);
     const unauthenticated = await fetch(`${server.url}/api/v1/projects/${project.id}/live`);
     expect(unauthenticated.status).toBe(401);
@@ -193,44 +171,40 @@ describe('live view, one API process (embedded)', () => {
 });
 
 describe('live view in BullMQ mode with two API processes', () => {
-  let server: TestServer;
-  let baseB = '';
-  let procB: ReturnType<typeof spawnScript>;
-  const streams: Stream[] = [];
-  beforeAll(async () => {
-    server = await startTestServer({ redis: true });
-    const config = server.services.config;
-    procB = spawnScript(
-      'src/main.ts',
-      serviceEnv({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATA_DIR: await makeDataDir(),
-        DATABASE_URL: config.databaseUrl,
-        REDIS_URL: TEST_REDIS_URL,
-        QUEUE_PREFIX: config.queuePrefix,
-        OPERATOR_TOKEN: `fbo_test_${randomBytes(16).toString('hex')}`,
-        LOG_LEVEL: 'info',
-      }),
-    );
-    const [, port] = await procB.waitForStdout(/"port":(\d+)[^\n]*feedback service listening/, PROCESS_WAIT_FLOOR_MS);
-    baseB = `http://127.0.0.1:${port}`;
-  }, PROCESS_TEST_TIMEOUT_MS);
-  afterAll(async () => {
-    await Promise.all(streams.splice(0).map((s) => s.close()));
-    await stopAll();
-    await removeDataDirs();
-    await server?.close();
-  });
+  const server = useTestServer({ redis: true });
+  // The second API process, on the first one's database and queue; stopped with this block,
+  // before the first one closes (it deletes the queue's keys).
+  const b = provide(
+    'second API process',
+    async () => {
+      const config = server.services.config;
+      const proc = spawnScript(
+        'src/main.ts',
+        serviceEnv({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATA_DIR: await makeDataDir(),
+          DATABASE_URL: config.databaseUrl,
+          REDIS_URL: TEST_REDIS_URL,
+          QUEUE_PREFIX: config.queuePrefix,
+          OPERATOR_TOKEN: `fbo_test_${randomBytes(16).toString('hex')}`,
+          LOG_LEVEL: 'info',
+        }),
+      );
+      const [, port] = await proc.waitForStdout(/"port":(\d+)[^\n]*feedback service listening/, PROCESS_WAIT_FLOOR_MS);
+      return { proc, base: `http://127.0.0.1:${port}` };
+    },
+    ({ proc }) => proc.stop(),
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('a stream on either process sees the events the other acknowledged, within 2 s', { timeout: 60_000 }, async () => {
     const project = await createProject(server, { plan: 'pro' });
     const onA = await Stream.open(server.url, project);
-    const onB = await Stream.open(baseB, project);
-    streams.push(onA, onB);
+    const onB = await Stream.open(b.base, project);
     await Promise.all([onA.ready(), onB.ready()]);
     const fromA = await track(server.url, project, 'from_a');
-    const fromB = await track(baseB, project, 'from_b');
+    const fromB = await track(b.base, project, 'from_b');
     const started = Date.now();
     await onA.waitFor('both events on A', 2_000, () => onA.events().length >= 2);
     await onB.waitFor('both events on B', 2_000, () => onB.events().length >= 2);
@@ -242,13 +216,12 @@ describe('live view in BullMQ mode with two API processes', () => {
 
   it('a graceful stop ends the open streams at once instead of waiting for them', { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
     const project = await createProject(server, { plan: 'pro' });
-    const onB = await Stream.open(baseB, project);
-    streams.push(onB);
+    const onB = await Stream.open(b.base, project);
     await onB.ready();
     const started = Date.now();
-    procB.signal('SIGTERM');
-    const exit = await procB.waitForExit(PROCESS_WAIT_FLOOR_MS);
-    expect(exit.code, procB.describe()).toBe(0);
+    b.proc.signal('SIGTERM');
+    const exit = await b.proc.waitForExit(PROCESS_WAIT_FLOOR_MS);
+    expect(exit.code, b.proc.describe()).toBe(0);
     // The shutdown's own grace for requests in flight is 10 s: the stream did not hold it.
     expect(Date.now() - started).toBeLessThan(8_000);
   });
@@ -268,6 +241,7 @@ class RawStream {
   #partial = '';
 
   constructor(base: string, projectId: string, adminToken: string) {
+    stopWhenDone(() => this.destroy());
     this.#request = http.get(`${base}/api/v1/projects/${projectId}/live`, {
       agent: false,
       headers: { authorization: `Bearer ${adminToken}` },
@@ -335,11 +309,6 @@ describe('live view: clients that stop reading (a real service process)', () => 
   const padBytes = Number(process.env.LIVE_FLOOD_PAD_BYTES ?? 8_000);
   const perSecond = 500;
   const raws: RawStream[] = [];
-  afterAll(async () => {
-    for (const raw of raws) raw.destroy();
-    await stopAll();
-    await removeDataDirs();
-  });
 
   it(`10 paused clients under ${perSecond} events/s for ${seconds} s leave no backlog in the service (its external memory grows < 32 MB); a resumed client hears how many it missed, then live events`, {
     timeout: PROCESS_TEST_TIMEOUT_MS + seconds * 6_000,
@@ -377,14 +346,14 @@ describe('live view: clients that stop reading (a real service process)', () => 
           const now = await memoryMb(service.pid, metricsPort);
           peak.rss = Math.max(peak.rss, now.rss);
           peak.external = Math.max(peak.external, now.external);
-          await sleep(200);
+          await sleep(200); // the sampling interval
         }
       })();
       const sender = async () => {
         // The whole count, however long a loaded machine takes: the bytes owed are the point.
         while (sent - first < perSecond * seconds) {
           if (sent - first >= Math.floor(((Date.now() - started) / 1_000) * perSecond)) {
-            await sleep(20);
+            await sleep(20); // pacing: at most perSecond events a second
             continue;
           }
           const events = Array.from({ length: 50 }, (_, i) => ({ eventName: 'flood', userId: `u${i}`, properties: { n: sent + i, pad } }));

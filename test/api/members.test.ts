@@ -1,21 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { errorBody, MISSING_ID } from '../helpers/expect.js';
 import { addMember, createAccount, createProject, setPlan, setSuspended, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Team members (SPEC 8.2: Team tier only). A member belongs to a project and gets its own admin
  * token of the project's account, which acts as the account on every admin route.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const uniqueEmail = (prefix = 'member') => `${prefix}-${randomUUID()}@example.com`;
 const membersPath = (project: { id: string }) => `/api/v1/projects/${project.id}/members`;

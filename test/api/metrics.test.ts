@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { eventually } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const DAY = 24 * 3600 * 1000;
 const today = () => new Date().toISOString().slice(0, 10);

@@ -4,14 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { compileErrors, dereference, validate as validateOpenApi } from '@readme/openapi-parser';
 import type Koa from 'koa';
 import type { OpenAPIV3 } from 'openapi-types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildApp } from '../../src/api/app.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import type { AppState } from '../../src/api/state.js';
+import { eventually } from '../helpers/eventually.js';
 import { createAccount, createProject } from '../helpers/factories.js';
 import { type ObservedResponse, OpenApiViolation, openApiValidator, takeViolations } from '../helpers/openapi-validator.js';
-import { type RequestOptions, requestTo, startTestServer, type TestServer } from '../helpers/server.js';
+import { type RequestOptions, requestTo, useTestServer } from '../helpers/server.js';
 
 /*
  * SPEC 9: the OpenAPI 3.0 document. It is valid (checked by @readme/openapi-parser), it lists
@@ -26,7 +27,7 @@ const METHODS: Method[] = ['get', 'post', 'put', 'patch', 'delete'];
 type Document = OpenAPIV3.Document;
 type Operation = OpenAPIV3.OperationObject;
 
-let server: TestServer;
+const server = useTestServer();
 let yamlText: string;
 /** The document as served. */
 let document: Document;
@@ -34,15 +35,11 @@ let document: Document;
 let resolved: Document;
 
 beforeAll(async () => {
-  server = await startTestServer();
   const response = await server.request<string>('GET', '/openapi/openapi.yaml');
   expect(response.status).toBe(200);
   yamlText = response.body;
   document = parseYaml(yamlText) as Document;
   resolved = await dereference(structuredClone(document));
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -640,11 +637,10 @@ describe('real responses validate against the document', () => {
       body: { title: 'Notify me', description: 'x', category: 'other', userId: 'u1' },
     });
     let deliveries: any[] = [];
-    for (let i = 0; i < 100; i++) {
+    await eventually('both deliveries settled', 10_000, async () => {
       deliveries = (await call('get', '/projects/{id}/deliveries', 200, { bearer, params: { id } })).body;
-      if (deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return deliveries.length === 2 && deliveries.every((d) => d.status !== 'pending');
+    }).catch(() => undefined); // the expectations below show what was there
     const failed = deliveries.find((d) => d.status === 'failed');
     const delivered = deliveries.find((d) => d.status === 'delivered');
     expect(failed?.channel).toBe('webhook');

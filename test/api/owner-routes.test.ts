@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { errorBody, expectError, MISSING_ID } from '../helpers/expect.js';
 import { addMember, createAccount, createFeedback, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The owner's routes of the dashboard (admin token): the account and its plan, a project's SDK
@@ -9,13 +9,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * sort by voters' MRR and counts per status.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const owner = (project: TestProject) => ({ bearer: project.account.adminToken });
 

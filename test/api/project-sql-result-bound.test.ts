@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Issue 20, part 4: a project query within the 10,000-row cap returned 129 MB of JSON
@@ -14,13 +14,9 @@ const HUGE = 'SELECT range(toUInt64(2000)) AS a FROM numbers(10000)';
 /** The target of the issue: other tenants' requests while two such queries run. */
 const P99_TARGET_MS = 500;
 
-let server: TestServer;
+const server = useTestServer({ workers: false, env: { PROJECT_SQL_TIMEOUT_MS: '60000' } });
 beforeAll(async () => {
   // A generous time limit, so that on a loaded machine the byte bound, not the clock, stops the query.
-  server = await startTestServer({ workers: false, env: { PROJECT_SQL_TIMEOUT_MS: '60000' } });
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 /** p50, p99 and max of latencies in ms, rounded to 0.1 ms. */

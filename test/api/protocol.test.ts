@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 const HOUR = 60 * 60 * 1000;
@@ -18,15 +19,7 @@ describe.each([
   { mode: 'embedded (durable local log)', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('ingestion protocol, $mode', ({ redis }) => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis });
 
   async function stored(project: TestProject, count: number): Promise<StoredRow[]> {
     let rows: StoredRow[] = [];
@@ -44,7 +37,8 @@ describe.each([
   /** Waits until everything acknowledged is in ClickHouse, then a little more for a wrong extra row. */
   async function settled(project: TestProject, count: number): Promise<StoredRow[]> {
     await server.eventsVisible();
-    await new Promise((resolve) => setTimeout(resolve, redis ? 1_000 : 200));
+    // Fixed on purpose: time for a wrong extra row (a retried job, a late duplicate) to land.
+    await sleep(redis ? 1_000 : 200);
     return stored(project, count);
   }
 
@@ -195,15 +189,11 @@ describe.each([
 
 /** Compressed bodies are read by the API layer, the same in both ingest modes. */
 describe('gzip request bodies', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server, { plan: 'pro' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   async function post(path: string, body: Buffer, headers: Record<string, string> = {}) {
@@ -280,7 +270,8 @@ describe('gzip request bodies', () => {
     let whole: Buffer | undefined;
     const control = await measure(async () => {
       whole = gunzipSync(bomb);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      // Fixed on purpose: the body is held while the 2 ms sampler ticks, or the control could miss it.
+      await sleep(10);
     });
     expect(whole?.length).toBe(20 * 1024 * 1024);
     const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);

@@ -8,7 +8,7 @@ import { RateLimits } from '../../src/api/middleware/rate-limit.js';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { createAccount, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
 import { redisAvailable } from '../helpers/redis.js';
-import { type HttpResponse, type RequestOptions, requestTo, startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, type RequestOptions, requestTo, TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -105,20 +105,15 @@ describe.each([
   { store: 'Redis', redis: true },
 ])('rate limiting, $store store', ({ redis }) => {
   const skip = redis && !withRedis;
-  let server: TestServer;
+  const server = useTestServer({ redis, env: SMALL_BUDGETS });
   let a: TestProject;
   let b: TestProject;
 
   beforeAll(async () => {
-    if (skip) return;
-    server = await startTestServer({ redis, env: SMALL_BUDGETS });
     expect(server.services.rateLimits.store).toBe(redis ? 'redis' : 'memory');
     // Two operator requests and one admin request per account, all within the budgets.
     a = await createProject(server);
     b = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   it.skipIf(skip)(
@@ -283,7 +278,7 @@ describe.each([
 });
 
 describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share the budgets', () => {
-  let server: TestServer;
+  const server = useTestServer({ redis: true, env: SMALL_BUDGETS });
   let second: Server | undefined;
   let secondRedis: Redis | undefined;
   let memoryOnly: Server | undefined;
@@ -291,8 +286,6 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
   let account: TestAccount;
 
   beforeAll(async () => {
-    if (!withRedis) return;
-    server = await startTestServer({ redis: true, env: SMALL_BUDGETS });
     account = await createAccount(server);
     project = await createProject(server, { account });
     // A second API instance as another process would be: its own Redis connection and limiter
@@ -318,7 +311,6 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
     await close(second);
     await close(memoryOnly);
     secondRedis?.disconnect();
-    await server?.close();
   });
 
   it('per-key and failed-authentication budgets are counted once across both instances; Redis keys hold ids, not secrets', async () => {
@@ -368,17 +360,13 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
 });
 
 describe('rate limiting without a reachable Redis', () => {
-  let server: TestServer;
+  const server = useTestServer({ env: SMALL_BUDGETS });
   let http: Server | undefined;
   let deadRedis: Redis | undefined;
 
-  beforeAll(async () => {
-    server = await startTestServer({ env: SMALL_BUDGETS });
-  });
   afterAll(async () => {
     await close(http);
     deadRedis?.disconnect();
-    await server?.close();
   });
 
   it('falls back to per-process counting: requests are served and still limited', async () => {
@@ -396,14 +384,10 @@ describe('rate limiting without a reachable Redis', () => {
 });
 
 describe('body size and connection limits', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const MiB = 1024 * 1024;
@@ -518,15 +502,7 @@ describe.each([
   { store: 'Redis', redis: true },
 ])('a burst on one key, $store store (charges of concurrent requests are coalesced)', ({ redis }) => {
   const skip = redis && !withRedis;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    if (skip) return;
-    server = await startTestServer({ redis, workers: false, env: { ...SMALL_BUDGETS, RATE_LIMIT_INGEST: '40/min' } });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis, workers: false, env: { ...SMALL_BUDGETS, RATE_LIMIT_INGEST: '40/min' } });
 
   it.skipIf(skip)(
     '100 concurrent requests against a budget of 40: exactly 40 are served, each with its own RateLimit-Remaining',

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -11,15 +11,11 @@ const withRedis = await redisAvailable();
  * for bodies without a `\u` escape, the ingestion router that runs first) change no answer.
  */
 describe.skipIf(!withRedis)('the BullMQ request path of POST /events/track', () => {
-  let server: TestServer;
+  const server = useTestServer({ redis: true });
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer({ redis: true });
     project = await createProject(server, { plan: 'pro' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const track = (rawBody: string) => server.request('POST', '/api/v1/events/track', { apiKey: project.apiKey, rawBody });

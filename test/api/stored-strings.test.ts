@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
 /*
  * Issue 13, item 5 (strings) and item 2 (validation): a string a store cannot hold -- a lone
@@ -17,19 +17,15 @@ const BAD = [
 ];
 
 describe('strings no store can hold are refused with 400 naming the field', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let account: TestAccount;
   let project: TestProject;
   let feedbackId: string;
 
   beforeAll(async () => {
-    server = await startTestServer();
     account = await createAccount(server, 'pro');
     project = await createProject(server, { account });
     feedbackId = (await createFeedback(server, project)).id;
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   async function expect400(method: string, path: string, options: Parameters<TestServer['request']>[2], field: string, reason: RegExp) {
@@ -199,15 +195,11 @@ describe('strings no store can hold are refused with 400 naming the field', () =
 });
 
 describe('the string check on a deeply nested body', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   it('finds NUL 100,000 levels deep in linear time, naming its place', async () => {
@@ -222,15 +214,11 @@ describe('the string check on a deeply nested body', () => {
 });
 
 describe('deeply nested event properties', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   /** Properties of `depth` nested objects. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
-import { type HttpResponse, startTestServer, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, useTestServer } from '../helpers/server.js';
 
 /*
  * The unsubscribe link of status-change emails (README "Emails"): GET only shows what the link is
@@ -12,13 +12,7 @@ import { type HttpResponse, startTestServer, type TestServer } from '../helpers/
 
 const PUBLIC_URL = 'https://feedback.example.com';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ env: { PUBLIC_URL } });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ env: { PUBLIC_URL } });
 
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 const path = (token: string) => `/api/v1/unsubscribe/${token}`;

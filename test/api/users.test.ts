@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../helpers/eventually.js';
 import { expectError } from '../helpers/expect.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** SPEC 2.6's fields, and those the origin's Kotlin SDK reads (docs/clients.md): external_id, email, name. */
@@ -65,7 +60,8 @@ describe('POST /users/register', () => {
   it('when the user exists, updates last_seen_at and mrr: same id, first_seen_at unchanged, last_seen_at not earlier', async () => {
     const userId = newUserId();
     const created = await registerOk(project, { userId, mrr: 10 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Fixed on purpose: the clock moves on, so a last_seen_at that went backwards would show.
+    await sleep(20);
     const updated = await registerOk(project, { userId, mrr: 25.5 });
     expect(updated.id).toBe(created.id);
     expect(updated.user_id).toBe(userId);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { eventually } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const DOCS_PATH = new URL('../../docs/clickhouse.md', import.meta.url);
 
@@ -23,13 +23,12 @@ function tableSection(markdown: string, table: string): string {
 type Column = { name: string; type: string; comment: string };
 
 describe('docs/clickhouse.md', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
   let docs: string;
 
   beforeAll(async () => {
     docs = await readFile(DOCS_PATH, 'utf8');
-    server = await startTestServer();
     project = await createProject(server, { plan: 'pro' });
 
     // Events over the last days (before the votes below), with and without a `plan` property.
@@ -71,9 +70,6 @@ describe('docs/clickhouse.md', () => {
       );
       return Number(counts?.events) === events.length && Number(counts?.facts) === 5;
     });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   it('has three ```sql examples, each using the {project_id:UUID} parameter', () => {

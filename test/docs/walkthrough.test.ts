@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
-import { makeDataDir, removeDataDirs, type ServiceProcess, serviceEnv, spawnScript, stopAll } from '../helpers/process.js';
+import { makeDataDir, type ServiceProcess, serviceEnv, spawnScript } from '../helpers/process.js';
 import { createDatabase } from '../helpers/service.js';
 import { type CodeBlock, isWalkThrough, SHELL_LANGS, testedBlocks } from './code-blocks.js';
 
@@ -209,15 +208,9 @@ describe(`the walk-through of ${GUIDE}, command by command, on a freshly started
     service = spawnScript('src/main.ts', env);
     await service.waitForStdout(CURL_LINE, 60_000);
     // The guide runs "from the repository's folder", where the data directory is `.data`.
-    workDir = await mkdtemp(path.join(tmpdir(), 'feedback-guide-'));
+    workDir = await makeDataDir();
     await symlink(dataDir, path.join(workDir, '.data'));
   }, 300_000); // a loaded machine: PROCESS_TEST_TIMEOUT_MS of test/helpers/process.ts
-
-  afterAll(async () => {
-    await stopAll();
-    await removeDataDirs();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
-  });
 
   it('runs the first start’s curl line, then every command as printed, each answering what the guide says', async () => {
     const printed = (CURL_LINE.exec(service.stdout)?.[1] ?? '').trim();

@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopWhenDone } from './lifecycle.js';
 
 /** The repository root: the working directory of every spawned service process. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -177,11 +178,18 @@ export class ServiceProcess {
     if (!this.exit) this.child.kill(signal);
   }
 
+  private stopped: Promise<void> | undefined;
+
   /**
    * Cleanup: asks a running process to stop (SIGTERM, bounded wait), then kills its whole
-   * process group, which also takes any server it left behind.
+   * process group, which also takes any server it left behind. Once: later calls wait for it.
    */
-  async stop(graceMs = 10_000): Promise<void> {
+  stop(graceMs = 10_000): Promise<void> {
+    this.stopped ??= this.stopNow(graceMs);
+    return this.stopped;
+  }
+
+  private async stopNow(graceMs: number): Promise<void> {
     if (this.child.pid === undefined) return;
     if (!this.exit) {
       this.child.kill('SIGTERM');
@@ -198,21 +206,33 @@ export class ServiceProcess {
 
 const running = new Set<ServiceProcess>();
 
-/** Spawns `tsx <script>` (relative to the repository root) with exactly this environment. */
-export function spawnScript(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
-  const proc = new ServiceProcess(script, env);
+/** Tracks a spawned process: stopped when the test that spawned it finishes, or after the file (lifecycle.ts). */
+function tracked(proc: ServiceProcess): ServiceProcess {
   running.add(proc);
+  stopWhenDone(async () => {
+    running.delete(proc);
+    await proc.stop();
+  });
   return proc;
+}
+
+/**
+ * Spawns `tsx <script>` (relative to the repository root) with exactly this environment. Stopped
+ * when the test that spawned it finishes, or, spawned in a hook, after the file.
+ */
+export function spawnScript(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
+  return tracked(new ServiceProcess(script, env));
 }
 
 /** Spawns `node <args>` (e.g. `--import tsx -e <code>`) with exactly this environment; `name` is for messages. */
 export function spawnNode(name: string, args: readonly string[], env: NodeJS.ProcessEnv): ServiceProcess {
-  const proc = new ServiceProcess(name, env, args);
-  running.add(proc);
-  return proc;
+  return tracked(new ServiceProcess(name, env, args));
 }
 
-/** Stops every process spawned by this file's tests; call it in afterEach. */
+/**
+ * Stops every process spawned by this file's tests now. Each also stops by itself when its test
+ * finishes: call this only where a test needs them gone earlier.
+ */
 export async function stopAll(): Promise<void> {
   const procs = [...running];
   running.clear();
@@ -222,17 +242,22 @@ export async function stopAll(): Promise<void> {
 const tempDirs = new Set<string>();
 
 /**
- * A fresh DATA_DIR. mkdtemp makes it 0700; when tests run as root the embedded PostgreSQL
- * runs as the `postgres` user and must be able to enter it.
+ * A fresh DATA_DIR, removed when the test that made it finishes (after the processes it spawned
+ * later have stopped), or, made in a hook, after the file. mkdtemp makes it 0700; when tests run
+ * as root the embedded PostgreSQL runs as the `postgres` user and must be able to enter it.
  */
 export async function makeDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'feedback-proc-test-'));
   await chmod(dir, 0o755);
   tempDirs.add(dir);
+  stopWhenDone(async () => {
+    tempDirs.delete(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
   return dir;
 }
 
-/** Removes every DATA_DIR made by makeDataDir; call it after stopAll. */
+/** Removes every DATA_DIR made by makeDataDir now (each is also removed by itself); call it after stopAll. */
 export async function removeDataDirs(): Promise<void> {
   const dirs = [...tempDirs];
   tempDirs.clear();

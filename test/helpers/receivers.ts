@@ -2,10 +2,23 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { stopWhenDone } from './lifecycle.js';
+
+/** `close` once, and by itself when the test (or, started in a hook, the file) is done. */
+function closedWhenDone(close: () => Promise<void>): () => Promise<void> {
+  let closed: Promise<void> | undefined;
+  const once = () => {
+    closed ??= close();
+    return closed;
+  };
+  stopWhenDone(once);
+  return once;
+}
 
 /**
  * Real receivers for notification tests: an SMTP server (smtp-server, messages parsed with
- * mailparser) and plain node:http servers, each on an ephemeral port of 127.0.0.1.
+ * mailparser) and plain node:http servers, each on an ephemeral port of 127.0.0.1. Each closes
+ * when the test that started it finishes, or, started in a hook, after the file.
  */
 
 export type SmtpReceiver = {
@@ -51,7 +64,7 @@ export async function startSmtpReceiver(options: { answerDelayMs?: number } = {}
         const to = Array.isArray(m.to) ? m.to : m.to ? [m.to] : [];
         return to.some((entry) => entry.value.some((v) => v.address?.toLowerCase() === address.toLowerCase()));
       }),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: closedWhenDone(() => new Promise<void>((resolve) => server.close(() => resolve()))),
   };
 }
 
@@ -113,10 +126,10 @@ export async function startHttpReceiver(behaviour: Behaviour = () => 200): Promi
     behave(next) {
       current = next;
     },
-    async close() {
+    close: closedWhenDone(async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-    },
+    }),
   };
 }

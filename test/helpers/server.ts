@@ -15,6 +15,7 @@ import { createServices, type Services } from '../../src/runtime/services.js';
 import { startWorkers, type Workers } from '../../src/workers/runner.js';
 import { databaseUrlFor } from './database.js';
 import { eventually } from './eventually.js';
+import { provide, stopWhenDone } from './lifecycle.js';
 import { assertDocumented } from './openapi-validator.js';
 
 export type HttpResponse<T = any> = { status: number; body: T; headers: Headers };
@@ -75,10 +76,25 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 let serial = 0;
 
 /**
+ * The app for the tests of this file or describe block (call it there, as Outline's
+ * getTestServer()): started before them, closed after them (lifecycle.ts). Use `server` in the
+ * block's tests and hooks as it is; a hook registered after this call sees it started. Options
+ * that depend on something an earlier hook starts (a receiver's URL) are given as a function.
+ */
+export function useTestServer(options: TestServerOptions | (() => TestServerOptions) = {}): TestServer {
+  return provide(
+    'test server',
+    () => startTestServer(typeof options === 'function' ? options() : options),
+    (server) => server.close(),
+  );
+}
+
+/**
  * The real app, wired by the same createAppContext as `npm start`, on an ephemeral port: its own
  * PostgreSQL database (cloned from the run's migrated template), its own embedded ClickHouse
  * (chDB) directory and, with `redis`, its own queue prefix on the machine's Redis. Requests go
- * over HTTP, exactly as a client's would.
+ * over HTTP, exactly as a client's would. Closed when the test that started it finishes, or, started
+ * in a hook, after the file (lifecycle.ts); closing it earlier is allowed.
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const serverUrl = inject('postgresServerUrl');
@@ -117,7 +133,21 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 
   const request = <T>(method: string, urlPath: string, options: RequestOptions = {}) => requestTo<T>(url, method, urlPath, options);
 
-  return {
+  let closed: Promise<void> | undefined;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await services.eventSink.close();
+    await workers?.stop();
+    if (services.queue && services.redis) {
+      await services.queue.obliterate({ force: true }).catch(() => undefined);
+      const keys = await services.redis.keys(`${config.queuePrefix}:*`);
+      if (keys.length > 0) await services.redis.del(...keys);
+    }
+    await services.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  const testServer: TestServer = {
     url,
     dataDir,
     services,
@@ -142,20 +172,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         });
       }
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await services.eventSink.close();
-      await workers?.stop();
-      if (services.queue && services.redis) {
-        await services.queue.obliterate({ force: true }).catch(() => undefined);
-        const keys = await services.redis.keys(`${config.queuePrefix}:*`);
-        if (keys.length > 0) await services.redis.del(...keys);
-      }
-      await services.close();
-      await rm(dataDir, { recursive: true, force: true });
+    /** Closes the server once; later calls wait for that one. */
+    close() {
+      closed ??= close();
+      return closed;
     },
   };
+  stopWhenDone(() => testServer.close());
+  return testServer;
 }
 
 /**

@@ -6,6 +6,7 @@ import { findFreePort } from '../../src/core/net.js';
 import { INGEST_QUEUE } from '../../src/ingest/queue/ingest.queue.js';
 import { createSql } from '../../src/oltp/db.js';
 import { databaseUrlFor } from './database.js';
+import { stopWhenDone } from './lifecycle.js';
 import { assertDocumented } from './openapi-validator.js';
 import { makeDataDir, PROCESS_WAIT_FLOOR_MS, type ServiceProcess, serviceEnv, spawnScript } from './process.js';
 
@@ -70,28 +71,39 @@ export async function inLanes<T>(items: T[], lanes: number, task: (item: T) => P
   );
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Kept for the tests that import it from here: the one `sleep` is eventually.ts's. */
+export { sleep } from './eventually.js';
 
-/** The ingest queue of a service, seen from the test (its own Redis connection). */
+/**
+ * The ingest queue of a service, seen from the test (its own Redis connection); closed when the
+ * test that opened it finishes (closing it earlier is allowed).
+ */
 export function openQueue(redisUrl: string, prefix: string) {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', () => {});
   const queue = new Queue(INGEST_QUEUE, { connection, prefix });
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      await queue.close().catch(() => undefined);
+      connection.disconnect();
+    })();
+    return closed;
+  };
+  stopWhenDone(close);
   return {
     queue,
     async pending(): Promise<number> {
       const counts = await queue.getJobCounts(...PENDING_STATES);
       return PENDING_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
     },
-    async close() {
-      await queue.close().catch(() => undefined);
-      connection.disconnect();
-    },
+    close,
   };
 }
 
 export async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  // Bounded: a test may leave its own Redis stopped (SIGSTOP) when it fails.
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: 5_000 });
   redis.on('error', () => {});
   try {
     const keys = await redis.keys(`${prefix}:*`);
@@ -118,10 +130,18 @@ export async function createDatabase(): Promise<string> {
 
 export type ServiceSetup = { env: NodeJS.ProcessEnv; base: string; dataDir: string; prefix: string; operatorToken: string };
 
+/**
+ * Everything a spawned service needs of its own: a free port, a DATA_DIR, a database cloned from
+ * the run's template, a Redis key prefix, an operator token. Start it with startService (as often
+ * as the test restarts it). The DATA_DIR and the prefix's Redis keys go when the test finishes,
+ * after the processes (each stops by itself: process.ts); global teardown drops the database.
+ */
 export async function serviceSetup(redisUrl?: string): Promise<ServiceSetup> {
   const port = await findFreePort();
   const dataDir = await makeDataDir();
   const prefix = `fbfault-${randomBytes(6).toString('hex')}`;
+  // A test may have stopped its own Redis by then: nothing left to delete.
+  if (redisUrl) stopWhenDone(() => deleteKeys(redisUrl, prefix).catch(() => undefined));
   const operatorToken = `fbo_test_${randomBytes(16).toString('hex')}`;
   const env = serviceEnv({
     PORT: String(port),

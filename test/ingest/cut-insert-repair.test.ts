@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * ClickHouse commits an insert's part of `events` and the parts its materialized views write
@@ -15,15 +15,11 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * deleted.
  */
 describe('a re-run batch whose earlier insert was cut between its parts', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   function batch(size: number): IngestEvent[] {

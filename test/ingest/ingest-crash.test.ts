@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import { logLine } from '../../src/ingest/log/log-lines.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import type { EventWriter } from '../../src/ingest/writer/event-writer.js';
 import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
 import { createProjectOver } from '../helpers/factories.js';
-import { logLines, removeDataDirs, stopAll } from '../helpers/process.js';
+import { logLines } from '../helpers/process.js';
 import { eventually } from '../helpers/redis.js';
 import {
   call,
@@ -27,13 +27,6 @@ import {
  * against real PostgreSQL and their own chDB. An event acknowledged (200) is in the local
  * ingest log; after a restart ClickHouse holds each acknowledged event exactly once.
  */
-
-afterEach(async () => {
-  await stopAll();
-});
-afterAll(async () => {
-  await removeDataDirs();
-});
 
 /** Bytes of a stopped or running service's ingest log not yet shipped, read from its files. */
 async function logBacklog(dataDir: string): Promise<{ unshipped: number; shipping: unknown }> {

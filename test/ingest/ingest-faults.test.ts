@@ -1,14 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../src/core/net.js';
+import { sleep } from '../helpers/eventually.js';
 import { createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { createFaultyClickHouse, type FaultSwitch } from '../helpers/faulty-clickhouse.js';
-import { makeDataDir, removeDataDirs, stopAll } from '../helpers/process.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
+import { makeDataDir } from '../helpers/process.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, TEST_REDIS_URL, type TestServer } from '../helpers/server.js';
+import { TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
 import {
   call,
-  deleteKeys,
   type EventBody,
   events,
   expectExactlyOnce,
@@ -17,7 +18,6 @@ import {
   PENDING_STATES,
   type Reply,
   serviceSetup,
-  sleep,
   startService,
   stopService,
   storedCopies,
@@ -110,21 +110,12 @@ class OwnRedis {
 
 describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => {
   describe('the service process', () => {
-    const cleanups: (() => Promise<unknown>)[] = [];
-    afterEach(async () => {
-      await stopAll();
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-      await removeDataDirs();
-    });
-
     it('SIGKILL while the worker drains 20,000 acknowledged events: after a restart each is stored exactly once', async () => {
       const setup = await serviceSetup(TEST_REDIS_URL);
       // A worker holding 4 jobs at a time writes them as one group insert, and drains slowly
       // enough for the kill to land in the middle of the queue.
       setup.env.INGEST_WORKER_CONCURRENCY = '4';
-      cleanups.push(() => deleteKeys(TEST_REDIS_URL, setup.prefix));
       const queue = openQueue(TEST_REDIS_URL, setup.prefix);
-      cleanups.push(() => queue.close());
 
       const first = await startService(setup);
       const project = await createProjectOver(setup.base, setup.operatorToken);
@@ -180,7 +171,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
     it('Redis unreachable: 503 with Retry-After at once, nothing half-acknowledged; accepted again after Redis returns', async () => {
       const redis = new OwnRedis(await findFreePort(), await makeDataDir());
-      cleanups.push(() => redis.kill());
+      stopWhenDone(() => redis.kill());
       await redis.start();
       const setup = await serviceSetup(redis.url);
       const service = await startService(setup);
@@ -247,7 +238,6 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       }
 
       const queue = openQueue(redis.url, setup.prefix);
-      cleanups.push(() => queue.close());
       await eventually('the queue drained', 30_000, async () => (await queue.pending()) === 0);
       expect(await queue.queue.getJobCounts('failed')).toEqual({ failed: 0 });
       await stopService(service);
@@ -263,7 +253,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
 
     it('Redis hanging (answers nothing): 503 after a bounded wait, and a retry with the same eventIds is stored once', async () => {
       const redis = new OwnRedis(await findFreePort(), await makeDataDir());
-      cleanups.push(() => redis.kill());
+      stopWhenDone(() => redis.kill());
       await redis.start();
       const setup = await serviceSetup(redis.url);
       const service = await startService(setup);
@@ -311,7 +301,6 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
       for (const event of [...stalledBatch, stalledTrack]) acknowledged.add(event.eventId as string);
 
       const queue = openQueue(redis.url, setup.prefix);
-      cleanups.push(() => queue.close());
       await eventually('the queue drained', 30_000, async () => (await queue.pending()) === 0);
       await stopService(service);
       const copies = await storedCopies(setup.dataDir, project.id);
@@ -324,24 +313,18 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
   });
 
   describe('ClickHouse inserts failing for a while', () => {
-    let server: TestServer;
+    const server = useTestServer({
+      redis: true,
+      clickhouse: (dataDir) => {
+        const faulty = createFaultyClickHouse(dataDir);
+        faults = faulty.faults;
+        return faulty.client;
+      },
+    });
     let faults: FaultSwitch;
 
-    beforeAll(async () => {
-      server = await startTestServer({
-        redis: true,
-        clickhouse: (dataDir) => {
-          const faulty = createFaultyClickHouse(dataDir);
-          faults = faulty.faults;
-          return faulty.client;
-        },
-      });
-    });
     afterEach(() => {
       if (faults) faults.mode = undefined;
-    });
-    afterAll(async () => {
-      await server?.close();
     });
 
     const queue = () => {
@@ -403,6 +386,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         return faults.failuresOf('events') > failuresBefore && attemptsMade > 0;
       });
       expect((await storedIds(project.id)).size, 'nothing can be stored while inserts fail').toBe(0);
+      // Fixed on purpose: the faults last at least 2.5 s, time for the queue to give up or lose events.
       await sleep(Math.max(0, faultsOn + 2_500 - Date.now()));
       attemptsMade = Math.max(attemptsMade, await maxAttemptsMade());
       faults.mode = undefined;
@@ -441,6 +425,7 @@ describe.skipIf(!withRedis)('event ingestion under faults (BullMQ mode)', () => 
         attemptsMade = Math.max(attemptsMade, await maxAttemptsMade());
         return faults.failuresOf('events') > failuresBefore && attemptsMade > 0;
       });
+      // Fixed on purpose: the faults last at least 2.5 s, time for the queue to give up or lose events.
       await sleep(Math.max(0, faultsOn + 2_500 - Date.now()));
       attemptsMade = Math.max(attemptsMade, await maxAttemptsMade());
       faults.mode = undefined;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import type { Frame } from '../../src/ingest/log/frame.js';
 import { eventFromLogLine, logBatch, logLine } from '../../src/ingest/log/log-lines.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * The embedded log holds each event as the JSONEachRow line of its insert (issue 31, "bytes
@@ -13,15 +13,11 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * lines to the rows insertEvents stores, and the range reader to the lines' ids.
  */
 describe('the ingest log’s row lines', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   function events(count: number, fromClient: (i: number) => boolean): IngestEvent[] {

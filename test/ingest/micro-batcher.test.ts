@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MicroBatcher } from '../../src/ingest/micro-batcher.js';
+import { sleep } from '../helpers/eventually.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// The pauses in this file are the simulated time of a flush and the pacing of arrivals: what the
+// batcher's timing is tested against, not waits for something to happen.
 
 /** A batcher whose flushes take `flushMs` and are recorded with their start time. */
 function recordingBatcher(options: {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import type { FactRow } from '../../src/core/fact.js';
 import { PostgresDeadLetters } from '../../src/ingest/writer/dead-letters.js';
@@ -11,7 +11,7 @@ import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
 import { recordFact } from '../../src/oltp/outbox.repo.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
 /*
  * Issue 13, item 2: one row ClickHouse refuses must never block or lose the rows it shares a
@@ -91,18 +91,13 @@ describe.each([
   { mode: 'embedded (in-process batcher)', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('a poison event among other tenants’ events, $mode', ({ redis }) => {
-  let server: TestServer;
+  const server = useTestServer({ redis });
   let tenantA: TestProject;
   let tenantB: TestProject;
 
   beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
     tenantA = await createProject(server);
     tenantB = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   it.skipIf(redis && !withRedis)('lands every event of tenant B once and dead-letters only the poison row of tenant A', async () => {
@@ -239,17 +234,13 @@ describe.each([
 });
 
 describe('the EventWriter isolating refused rows', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let tenantA: TestProject;
   let tenantB: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     tenantA = await createProject(server);
     tenantB = await createProject(server);
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   const storeOf = (s: TestServer) => new PostgresDeadLetters(s.sql, silent, s.services.telemetry);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import { createLogger } from '../../src/core/logger.js';
 import { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { EventWriter } from '../../src/ingest/writer/event-writer.js';
-import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
-import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
-import { eventually } from '../helpers/eventually.js';
+import { useEmbeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+import { eventually, sleep } from '../helpers/eventually.js';
+import { provide } from '../helpers/lifecycle.js';
 
 /*
  * When the embedded log's shipper inserts (src/ingest/log/shipper.ts): at most once per interval
@@ -31,27 +31,24 @@ function events(count: number, bytesEach = 400): IngestEvent[] {
 }
 
 describe('embedded log shipping after a burst', () => {
-  let dataDir: string;
-  let clickhouse: ClickHouseClient;
-  let sink: LogEventSink;
-  let remove: () => Promise<void>;
-  beforeAll(async () => {
-    ({ clickhouse, dataDir, remove } = await embeddedClickHouse('shipper-timing'));
-    sink = await LogEventSink.open({
-      dir: path.join(dataDir, 'ingest-log'),
-      maxBytes: 64 * 1024 * 1024,
-      shutdownShipMs: 10_000,
-      writer: new EventWriter(clickhouse, { record: async () => undefined }),
-      clickhouse,
-      logger: createLogger('silent'),
-      shipper: { intervalMs: INTERVAL_MS },
-    });
-    sink.start();
-  });
-  afterAll(async () => {
-    await sink?.close();
-    await remove?.();
-  });
+  const chdb = useEmbeddedClickHouse('shipper-timing');
+  const sink = provide(
+    'ingest log',
+    async () => {
+      const opened = await LogEventSink.open({
+        dir: path.join(chdb.dataDir, 'ingest-log'),
+        maxBytes: 64 * 1024 * 1024,
+        shutdownShipMs: 10_000,
+        writer: new EventWriter(chdb.clickhouse, { record: async () => undefined }),
+        clickhouse: chdb.clickhouse,
+        logger: createLogger('silent'),
+        shipper: { intervalMs: INTERVAL_MS },
+      });
+      opened.start();
+      return opened;
+    },
+    (opened) => opened.close(),
+  );
 
   it('a burst of requests is in ClickHouse soon after it ends, not at the next interval; a trickle waits for the interval', async () => {
     // An idle log ships at once: this insert starts the interval.
@@ -65,7 +62,8 @@ describe('embedded log shipping after a burst', () => {
 
     // A single small request right after that insert: kept for the interval, to be coalesced.
     await sink.submit(events(5));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Fixed on purpose: time in which a wrong shipper would ship the small request early.
+    await sleep(1_000);
     expect(sink.unshippedBytes).toBeGreaterThan(0);
   }, 30_000);
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chdbReadonlyEngine } from '../../src/olap/readonly/readonly-session.js';
 import { createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * POST /admin/sql under attack: statements smuggled past the single-statement rule, writes, DDL,
@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * no request left the process.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let dataDir: string;
 let sentinel: string;
 let listener: Server;
@@ -24,7 +24,6 @@ let requestsSeen = 0;
 const SENTINEL_BYTES = 'sentinel: this file must stay exactly as it is\n';
 
 beforeAll(async () => {
-  server = await startTestServer();
   dataDir = server.services.config.dataDir;
   sentinel = path.join(dataDir, 'sentinel.txt');
   await writeFile(sentinel, SENTINEL_BYTES);
@@ -53,7 +52,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((resolve) => listener?.close(resolve));
-  await server?.close();
 });
 
 const sql = (query: string, params?: Record<string, unknown>) =>

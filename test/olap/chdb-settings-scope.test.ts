@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
+import { describe, expect, it } from 'vitest';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
-import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+import { useEmbeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /*
  * Embedded ClickHouse (chDB): a request's clickhouse_settings apply to that request only
@@ -10,17 +9,10 @@ import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
  * they stayed for every later query.
  */
 describe('chDB request settings', () => {
-  let clickhouse: ClickHouseClient;
-  let remove: () => Promise<void>;
-  beforeAll(async () => {
-    ({ clickhouse, remove } = await embeddedClickHouse('chdb-settings'));
-  });
-  afterAll(async () => {
-    await remove?.();
-  });
+  const chdb = useEmbeddedClickHouse('chdb-settings');
 
   const current = async (names: string[]) => {
-    const result = await clickhouse.query({
+    const result = await chdb.clickhouse.query({
       query: `SELECT ${names.map((_, i) => `toString(getSetting({n${i}:String})) AS s${i}`).join(', ')}`,
       query_params: Object.fromEntries(names.map((name, i) => [`n${i}`, name])),
       format: 'JSONEachRow',
@@ -31,16 +23,19 @@ describe('chDB request settings', () => {
 
   it('a setting of one request is not in force for the next, whichever kind of request set it', async () => {
     const before = await current(['insert_deduplication_token', 'max_execution_time', 'output_format_json_quote_64bit_integers']);
-    await clickhouse.command({ query: 'SELECT 1', clickhouse_settings: { insert_deduplication_token: 'leak', max_execution_time: 7 } });
+    await chdb.clickhouse.command({
+      query: 'SELECT 1',
+      clickhouse_settings: { insert_deduplication_token: 'leak', max_execution_time: 7 },
+    });
     expect(await current(['insert_deduplication_token', 'max_execution_time'])).toEqual(before.slice(0, 2));
-    await clickhouse.query({
+    await chdb.clickhouse.query({
       query: 'SELECT 1',
       format: 'JSONEachRow',
       clickhouse_settings: { output_format_json_quote_64bit_integers: 1 },
     });
     expect(await current(['output_format_json_quote_64bit_integers'])).toEqual(before.slice(2));
     // And a request's own settings still apply to it.
-    const result = await clickhouse.query({
+    const result = await chdb.clickhouse.query({
       query: "SELECT getSetting('max_execution_time') AS m",
       format: 'JSONEachRow',
       clickhouse_settings: { max_execution_time: 9 },
@@ -52,7 +47,7 @@ describe('chDB request settings', () => {
     const projectId = randomUUID();
     const now = new Date().toISOString();
     await insertEvents(
-      clickhouse,
+      chdb.clickhouse,
       [
         {
           project_id: projectId,
@@ -69,12 +64,12 @@ describe('chDB request settings', () => {
     );
     // Before the fix the token above was still set, and this insert's one block was dropped as
     // a repeat of the first insert's block.
-    await clickhouse.command({
+    await chdb.clickhouse.command({
       query: `INSERT INTO events (project_id, created_at, event_id, event_name, user_id, properties, properties_raw, received_at)
               SELECT {p:UUID}, now64(3), generateUUIDv4(number), 'second', 'u', '{}', '', now64(3) FROM numbers(1000)`,
       query_params: { p: projectId },
     });
-    const result = await clickhouse.query({
+    const result = await chdb.clickhouse.query({
       query: 'SELECT count() AS n FROM events WHERE project_id = {p:UUID}',
       query_params: { p: projectId },
       format: 'JSONEachRow',

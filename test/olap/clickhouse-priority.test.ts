@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { untilNoneRunning, untilRunning } from '../helpers/engine-queries.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * Embedded ClickHouse: interactive work (metrics, ingestion) is never queued behind operator
@@ -8,11 +9,10 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  */
 
 const OPERATOR_TIMEOUT_MS = 4_000;
-let server: TestServer;
+const server = useTestServer({ env: { OPERATOR_SQL_TIMEOUT_MS: String(OPERATOR_TIMEOUT_MS) } });
 let project: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { OPERATOR_SQL_TIMEOUT_MS: String(OPERATOR_TIMEOUT_MS) } });
   project = await createProject(server, { plan: 'team' });
   const batch = await server.request('POST', '/api/v1/events/batch', {
     apiKey: project.apiKey,
@@ -25,13 +25,12 @@ beforeAll(async () => {
   });
   expect(batch.status).toBe(200);
 });
-afterAll(async () => {
-  await server?.close();
-});
 
 /** Hashes ten billion numbers: far longer than any limit here, so it runs until the engine stops it. */
 const HEAVY = 'SELECT count() AS n FROM numbers(10000000000) WHERE cityHash64(number) % 1000 = 7';
 const HEAVY_WITH_PARAMS = 'SELECT count() AS n FROM numbers({rows:UInt64}) WHERE cityHash64(number) % 1000 = {k:UInt16}';
+/** What both heavy queries' text holds, as system.processes shows it. */
+const HEAVY_MARK = 'cityHash64(number)';
 
 const operatorSql = (query: string, params?: Record<string, unknown>) =>
   server.request('POST', '/api/v1/admin/sql', { bearer: server.operatorToken, body: { query, ...(params ? { params } : {}) } });
@@ -66,7 +65,7 @@ describe('embedded ClickHouse: interactive work goes first', () => {
     ['with parameters', HEAVY_WITH_PARAMS, { rows: 10_000_000_000, k: 7 }],
   ])('while an operator query %s runs, metrics and /events/track each answer within 1 s', async (_, query, params) => {
     const operator = timed(() => operatorSql(query, params));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // it is in the engine now
+    await untilRunning(server, HEAVY_MARK);
     const { metrics, tracks } = await interactiveLatencies();
     if (process.env.SHOW_LATENCIES) console.log({ query, metrics, tracks });
     expect(Math.max(...metrics), `metrics ms: ${metrics.map(Math.round).join(', ')}`).toBeLessThan(1_000);
@@ -80,7 +79,7 @@ describe('embedded ClickHouse: interactive work goes first', () => {
 
   it('an operator query’s limit counts its wait: the second of two heavy queries ends by its own deadline', async () => {
     const first = timed(() => operatorSql(HEAVY));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await untilRunning(server, HEAVY_MARK);
     const second = await timed(() => operatorSql(HEAVY));
     // Either no turn came in time (429 with Retry-After), or it got the few milliseconds left
     // of its limit and the engine stopped it (400): never a full limit after the wait.
@@ -107,7 +106,7 @@ describe('embedded ClickHouse: interactive work goes first', () => {
 
   it('after all that, a light operator query answers normally', async () => {
     // The earlier heavy queries hold their turns until the engine has stopped them.
-    await new Promise((resolve) => setTimeout(resolve, OPERATOR_TIMEOUT_MS + 1_000));
+    await untilNoneRunning(server, HEAVY_MARK);
     const r = await operatorSql('SELECT 1 AS one');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.rows).toEqual([{ one: 1 }]);

@@ -1,31 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rollupMismatches } from '../../src/olap/tables/rollups.js';
 import { createSql } from '../../src/oltp/db.js';
 import { recordDeadLetters } from '../../src/oltp/dead-letters.repo.js';
+import { sleep, until } from '../helpers/eventually.js';
 import { createFeedback, createProject, createProjectOver, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
-import { removeDataDirs, stopAll } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { call, serviceSetup, startService } from '../helpers/service.js';
 
 const DAY = 24 * 3600 * 1000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Generous: a loaded machine. */
+const WAIT_MS = 60_000;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-let server: TestServer;
+const server = useTestServer();
 
 /** The segment files of the embedded ingest log (DATA_DIR/ingest-log/segments) whose bytes contain `text`. */
 async function ingestLogHolds(dataDir: string, text: string): Promise<string[]> {
@@ -35,16 +26,6 @@ async function ingestLogHolds(dataDir: string, text: string): Promise<string[]> 
   for (const name of names) if ((await readFile(path.join(dir, name))).includes(text)) holding.push(name);
   return holding;
 }
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-
-afterAll(async () => {
-  await server?.close();
-  await stopAll();
-  await removeDataDirs();
-});
 
 /** The text of an export (checked against the OpenAPI document like every response). */
 async function download(path: string, bearer: string): Promise<string> {
@@ -86,14 +67,14 @@ async function readPaths(project: TestProject, window: { date_from: string; date
 }
 
 async function relayed(project: { id: string }) {
-  await until('the outbox to be relayed', async () => {
+  await until('the outbox to be relayed', WAIT_MS, async () => {
     const [row] = await server.sql<{ n: number }[]>`select count(*)::int as n from outbox where project_id = ${project.id}`;
     return row?.n === 0;
   });
 }
 
 async function finished(project: TestProject, erasureId: string) {
-  return until('the erasure to finish', async () => {
+  return until('the erasure to finish', WAIT_MS, async () => {
     const response = await server.request('GET', `/api/v1/projects/${project.id}/erasures/${erasureId}`, {
       bearer: project.account.adminToken,
     });
@@ -156,7 +137,7 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
         })
       ).status,
     ).toBe(200);
-    await until('the email delivery to the voter', async () => {
+    await until('the email delivery to the voter', WAIT_MS, async () => {
       const rows = await server.sql`select 1 from deliveries where project_id = ${project.id} and recipient = ${email}`;
       return rows.length > 0;
     });
@@ -369,7 +350,11 @@ describe('an erasure interrupted by a kill resumes after the restart', () => {
       expect(feedback.status).toBe(200);
       const batch = [erased, erased, 'survivor'].map((userId) => ({ eventName: 'feedback_list', userId }));
       expect((await call(setup.base, 'POST', '/api/v1/events/batch', { ...key, body: { events: batch } })).status).toBe(200);
-      await until('the outbox to be relayed', async () => (await sql`select 1 from outbox where project_id = ${project.id}`).length === 0);
+      await until(
+        'the outbox to be relayed',
+        WAIT_MS,
+        async () => (await sql`select 1 from outbox where project_id = ${project.id}`).length === 0,
+      );
 
       // A fact of the user still on its way: committed in the outbox, and row-locked here so the
       // relay (which skips locked rows) cannot move it yet. The erasure must wait for it.
@@ -389,12 +374,12 @@ describe('an erasure interrupted by a kill resumes after the restart', () => {
       const requested = await call(setup.base, 'DELETE', `/api/v1/projects/${project.id}/users/${erased}`, { bearer });
       expect(requested.status).toBe(202);
       const erasureUrl = `/api/v1/projects/${project.id}/erasures/${requested.body.id}`;
-      const halfway = await until('the PostgreSQL step', async () => {
+      const halfway = await until('the PostgreSQL step', WAIT_MS, async () => {
         const state = await call(setup.base, 'GET', erasureUrl, { bearer });
         return state.body.step === 'settle' ? state.body : undefined;
       });
       expect(halfway.summary).toMatchObject({ sdk_user_deleted: true, votes_deleted: 1, feedbacks_anonymized: 1 });
-      await sleep(1_500); // it keeps waiting while the fact is held
+      await sleep(1_500); // fixed on purpose: time in which a wrong erasure would go on while the fact is held
       expect((await call(setup.base, 'GET', erasureUrl, { bearer })).body.step).toBe('settle');
 
       proc.signal('SIGKILL');
@@ -403,15 +388,11 @@ describe('an erasure interrupted by a kill resumes after the restart', () => {
       holder.release();
 
       proc = await startService(setup);
-      const done = await until(
-        'the resumed erasure',
-        async () => {
-          const state = await call(setup.base, 'GET', erasureUrl, { bearer });
-          expect(state.body.status).not.toBe('failed');
-          return state.body.status === 'done' ? state.body : undefined;
-        },
-        90_000,
-      );
+      const done = await until('the resumed erasure', 90_000, async () => {
+        const state = await call(setup.base, 'GET', erasureUrl, { bearer });
+        expect(state.body.status).not.toBe('failed');
+        return state.body.status === 'done' ? state.body : undefined;
+      });
       expect(done).toMatchObject({ user_id: null, step: 'done', summary: { event_days: 1 } });
       const left = await call(setup.base, 'POST', '/api/v1/admin/sql', {
         bearer: setup.operatorToken,

@@ -32,7 +32,7 @@
 
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import type { FactKind, FactRow } from '../../src/core/fact.js';
 import type { Plan } from '../../src/core/plans.js';
@@ -41,15 +41,9 @@ import { insertEvents } from '../../src/olap/tables/events.table.js';
 import { insertFacts } from '../../src/olap/tables/facts.table.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { eventually } from '../helpers/redis.js';
-import { type HttpResponse, startTestServer, type TestServer } from '../helpers/server.js';
+import { type HttpResponse, useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer();
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary (restated here on purpose: the model must not borrow the implementation's lists)

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { foreignMarkersOf, hostileQueries } from '../helpers/project-sql-hostile-cases.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
 /**
  * Tenant SQL isolation (docs/project-sql.md): hostile queries written to reach another project's
@@ -14,7 +14,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * itself contain.
  */
 
-let server: TestServer;
 let own: TestProject;
 let sibling: TestProject;
 let stranger: TestProject;
@@ -30,8 +29,7 @@ const MODES: [string, Record<string, string>][] = [
 if (!SERVER_URL)
   console.log('project-sql-hostile: CLICKHOUSE_URL is not set, so the ClickHouse-server run is skipped (embedded chDB only)');
 
-async function setUp(env: Record<string, string>) {
-  server = await startTestServer({ workers: false, env });
+async function seed(server: TestServer) {
   own = await createProject(server, { plan: 'pro' });
   sibling = await createProject(server, { account: own.account });
   stranger = await createProject(server, { plan: 'team' });
@@ -44,10 +42,8 @@ async function setUp(env: Record<string, string>) {
 const HOSTILE = hostileQueries({ own: () => own.id, sibling: () => sibling.id, stranger: () => stranger.id });
 
 describe.each(MODES)('tenant SQL on %s: no hostile query returns another project’s rows', (_mode, env) => {
-  beforeAll(() => setUp(env));
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ workers: false, env });
+  beforeAll(() => seed(server));
 
   it('has at least 100 hostile queries', () => {
     expect(HOSTILE.length).toBeGreaterThanOrEqual(100);

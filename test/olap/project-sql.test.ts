@@ -1,25 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { untilNoneRunning, untilRunning } from '../helpers/engine-queries.js';
 import { addMember, createAccount, createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const TIMEOUT_MS = 3_000;
-let server: TestServer;
+const server = useTestServer({
+  workers: false,
+  env: { PROJECT_SQL_TIMEOUT_MS: String(TIMEOUT_MS), PROJECT_SQL_MAX_MEMORY_MB: '64', PROJECT_SQL_ACCOUNT_CONCURRENCY: '1' },
+});
 let own: TestProject;
 let other: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    workers: false,
-    env: { PROJECT_SQL_TIMEOUT_MS: String(TIMEOUT_MS), PROJECT_SQL_MAX_MEMORY_MB: '64', PROJECT_SQL_ACCOUNT_CONCURRENCY: '1' },
-  });
   own = await createProject(server, { plan: 'pro' });
   other = await createProject(server, { plan: 'team' });
   await seedAnalytics(server, own.id, 'own');
   await seedAnalytics(server, other.id, 'other');
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const projectSql = (project: TestProject, body: Record<string, unknown>, bearer = project.account.adminToken) =>
@@ -188,6 +185,8 @@ describe('POST /api/v1/projects/:id/sql: a read-only query that sees only its pr
 
 /** Hashes ten billion numbers: runs until the engine stops it at its time limit. */
 const HEAVY = 'SELECT count() AS n FROM numbers(10000000000) WHERE cityHash64(number) % 1000 = 7';
+/** What the heavy query's text holds, as system.processes shows it. */
+const HEAVY_MARK = 'cityHash64(number)';
 
 async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const started = performance.now();
@@ -198,7 +197,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
 describe('bounds of project queries (embedded chDB)', () => {
   it('while one runs, metrics and /events/track answer within 1 s; the account’s next query gets 429 with Retry-After', async () => {
     const heavy = timed(() => projectSql(own, { query: HEAVY }));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // it is in the engine now
+    await untilRunning(server, HEAVY_MARK);
     const second = await projectSql(own, { query: 'SELECT 1' });
     expect(second.status, JSON.stringify(second.body)).toBe(429);
     expect(second.body).toEqual({
@@ -228,9 +227,9 @@ describe('bounds of project queries (embedded chDB)', () => {
 
   it('another account’s query waits for the turn at most until its own limit (its result, or 429)', async () => {
     // Let the previous heavy query's engine work end (the turn is held until then).
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await untilNoneRunning(server, HEAVY_MARK);
     const heavy = projectSql(own, { query: HEAVY });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilRunning(server, HEAVY_MARK);
     const waited = await timed(() => projectSql(other, { query: 'SELECT count() AS n FROM facts' }));
     // Either the turn came in time and it ran, or its limit ran out while it waited (429).
     expect([200, 429], JSON.stringify(waited.value.body)).toContain(waited.value.status);

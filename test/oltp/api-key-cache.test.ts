@@ -5,8 +5,9 @@ import { buildApp } from '../../src/api/app.js';
 import { hashSecret } from '../../src/core/secrets.js';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { ProjectKeyCache } from '../../src/oltp/projects.cache.js';
+import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * API-key lookups are remembered in process (src/oltp/projects.cache.ts). These tests prove that
@@ -15,15 +16,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * own LISTEN connection, and a change made directly in PostgreSQL.
  */
 
-/** Polls until `check` holds; returns how long it took. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 3_000): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Polls until `check` holds, at most `timeoutMs`; returns how long it took. */
+const within = (timeoutMs: number, check: () => Promise<boolean>) => eventually(`a change seen within ${timeoutMs} ms`, timeoutMs, check);
 
 /** Runs `statement` with triggers off, so no NOTIFY reaches the caches (superuser only). */
 async function withoutNotification(sql: Sql, statement: (tx: Sql) => Promise<unknown>): Promise<void> {
@@ -34,13 +28,8 @@ async function withoutNotification(sql: Sql, statement: (tx: Sql) => Promise<unk
 }
 
 describe('API-key lookups are remembered in process', () => {
-  let server: TestServer;
+  const server = useTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '1' } });
   const status = async (p: TestProject) => (await server.request('GET', '/api/v1/feedbacks', { apiKey: p.apiKey })).status;
-
-  beforeAll(async () => {
-    server = await startTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '1' } });
-  });
-  afterAll(() => server?.close());
 
   it('a change that bypasses the notification is seen only after API_KEY_CACHE_SECONDS', async () => {
     const project = await createProject(server);
@@ -49,20 +38,19 @@ describe('API-key lookups are remembered in process', () => {
     // Remembered: PostgreSQL is not asked again within the TTL.
     expect(await status(project)).toBe(200);
     // The TTL bounds how long a missed change can go unseen.
-    const waited = await eventually(async () => (await status(project)) === 403, 3_000);
+    const waited = await within(3_000, async () => (await status(project)) === 403);
     expect(waited).toBeLessThan(1_500);
   });
 });
 
 describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () => {
-  let server: TestServer;
+  const server = useTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '3600' } });
   let otherSql: Sql;
   let otherKeys: ProjectKeyCache;
   let other: Server;
   let otherUrl: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ workers: false, env: { API_KEY_CACHE_SECONDS: '3600' } });
     // What a second process has of its own: a PostgreSQL pool and its LISTEN connection.
     const url = server.services.config.databaseUrl as string;
     otherSql = createSql(url, { max: 2 });
@@ -80,7 +68,6 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     await new Promise((resolve) => other?.close(resolve));
     await otherKeys?.close();
     await otherSql?.end();
-    await server?.close();
   });
 
   const status = async (p: TestProject) => (await server.request('GET', '/api/v1/feedbacks', { apiKey: p.apiKey })).status;
@@ -89,18 +76,18 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     const p = await createProject(server);
     expect(await status(p)).toBe(200);
     await server.sql`update projects set suspended = true where id = ${p.id}`;
-    expect(await eventually(async () => (await status(p)) === 403, 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await status(p)) === 403)).toBeLessThan(500);
     await server.sql`update projects set suspended = false where id = ${p.id}`;
-    expect(await eventually(async () => (await status(p)) === 200, 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await status(p)) === 200)).toBeLessThan(500);
 
     await server.sql`update projects set api_key_hash = ${hashSecret(`${p.apiKey}-rotated`)} where id = ${p.id}`;
-    expect(await eventually(async () => (await status(p)) === 401, 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await status(p)) === 401)).toBeLessThan(500);
 
     const q = await createProject(server);
     const scope = async () => (await server.request('GET', '/api/v1/metrics/summary', { apiKey: q.apiKey })).body.event_scope as string;
     expect(await scope()).toBe('predefined_only');
     await server.sql`update accounts set plan = 'pro' where id = ${q.account.id}`;
-    expect(await eventually(async () => (await scope()) === 'all', 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await scope()) === 'all')).toBeLessThan(500);
   });
 
   it('the process that makes a change sees it in its very next request', async () => {
@@ -132,7 +119,7 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     expect(await onOther(p.apiKey)).toBe(200); // now remembered there, for an hour
     const rotated = await server.request('POST', `/api/v1/projects/${p.id}/api-keys`, { bearer: p.account.adminToken });
     expect(rotated.status).toBe(200);
-    expect(await eventually(async () => (await onOther(p.apiKey)) === 401, 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await onOther(p.apiKey)) === 401)).toBeLessThan(500);
     expect(await onOther(rotated.body.api_key)).toBe(200);
 
     const suspended = await server.request('PATCH', `/api/v1/admin/projects/${p.id}`, {
@@ -140,6 +127,6 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
       body: { suspended: true },
     });
     expect(suspended.status).toBe(200);
-    expect(await eventually(async () => (await onOther(rotated.body.api_key)) === 403, 500)).toBeLessThan(500);
+    expect(await within(500, async () => (await onOther(rotated.body.api_key)) === 403)).toBeLessThan(500);
   });
 });

@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { migratePostgres, POSTGRES_MIGRATIONS_DIR } from '../../src/oltp/migrations.js';
 import { databaseUrlFor } from '../helpers/database.js';
-import { logLines, makeDataDir, removeDataDirs, serviceEnv, spawnScript, stopAll } from '../helpers/process.js';
+import { eventually } from '../helpers/eventually.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
+import { logLines, makeDataDir, serviceEnv, spawnScript } from '../helpers/process.js';
 
 /**
  * The advisory lock key all migrators agree on (MIGRATION_LOCK_KEY in src/oltp/migrations.ts).
@@ -16,11 +18,10 @@ const MIGRATION_LOCK_KEY = 7_202_611_220;
 
 const serverUrl = inject('postgresServerUrl');
 
-const databases: string[] = [];
-const clients: Sql[] = [];
-const tempDirs: string[] = [];
-
-/** A fresh, empty database of its own; dropped after the test. */
+/**
+ * A fresh, empty database of its own (a name outside the run's prefix that global teardown drops),
+ * and a client of it: both gone when the test finishes, after the processes it spawned later.
+ */
 async function freshDatabase(): Promise<{ name: string; url: string; sql: Sql }> {
   const name = `feedback_migrate_${process.pid}_${randomBytes(4).toString('hex')}`;
   const admin = createSql(serverUrl, { max: 1 });
@@ -29,31 +30,26 @@ async function freshDatabase(): Promise<{ name: string; url: string; sql: Sql }>
   } finally {
     await admin.end({ timeout: 5 });
   }
-  databases.push(name);
+  stopWhenDone(async () => {
+    const dropper = createSql(serverUrl, { max: 1 });
+    try {
+      await dropper`drop database if exists ${dropper(name)} with (force)`;
+    } finally {
+      await dropper.end({ timeout: 5 });
+    }
+  });
   const url = databaseUrlFor(serverUrl, name);
   const sql = createSql(url, { max: 1 });
-  clients.push(sql);
+  stopWhenDone(() => sql.end({ timeout: 5 }));
   return { name, url, sql };
 }
 
+/** A temporary directory (mode 700, as mkdtemp makes it), removed when the test finishes. */
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'feedback-migrations-'));
-  tempDirs.push(dir);
+  stopWhenDone(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }
-
-afterEach(async () => {
-  await stopAll();
-  await removeDataDirs();
-  await Promise.all(clients.splice(0).map((sql) => sql.end({ timeout: 5 })));
-  const admin = createSql(serverUrl, { max: 1 });
-  try {
-    for (const name of databases.splice(0)) await admin`drop database if exists ${admin(name)} with (force)`;
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
 
 async function migrationFiles(): Promise<string[]> {
   return (await readdir(POSTGRES_MIGRATIONS_DIR)).filter((name) => /^\d+_[\w-]+\.sql$/.test(name)).sort();
@@ -81,15 +77,6 @@ async function missingTables(sql: Sql, tables: string[]): Promise<string[]> {
   return rows.filter((row) => row.found === null).map((row) => row.name);
 }
 
-/** Polls until `check` returns true; fails after timeoutMs with `what`. */
-async function waitUntil(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('npm run migrate (tsx src/migrate.ts)', () => {
   it('two migrators started at the same moment both succeed and apply each file exactly once; a third run is a no-op', async () => {
     const db = await freshDatabase();
@@ -103,7 +90,7 @@ describe('npm run migrate (tsx src/migrate.ts)', () => {
       await gate`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
       const procs = [spawnScript('src/migrate.ts', env), spawnScript('src/migrate.ts', env)];
       try {
-        await waitUntil('both migrators wait on the advisory lock', 20_000, async () => {
+        await eventually('both migrators wait on the advisory lock', 20_000, async () => {
           const failed = procs.find((proc) => proc.exit);
           if (failed) throw new Error(`a migrator exited while the lock was held\n${failed.describe()}`);
           const [row] = await gate<{ waiting: number }[]>`

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTelemetryServer } from '../../src/runtime/telemetry-server.js';
 import { createFeedback, createProject } from '../helpers/factories.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -29,19 +29,16 @@ describe.each([
   { mode: 'embedded', redis: false },
   { mode: 'BullMQ on Redis', redis: true },
 ])('Prometheus metrics on their own port, $mode', ({ redis }) => {
-  let server: TestServer;
+  const server = useTestServer({ redis });
   let telemetryPort: number;
   let closeMetrics: () => Promise<void>;
   beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
     const started = await startTelemetryServer(server.services.telemetry.registry, 0, '127.0.0.1');
     telemetryPort = started.port;
     closeMetrics = started.close;
   });
   afterAll(async () => {
     await closeMetrics?.();
-    await server?.close();
   });
 
   it.skipIf(redis && !withRedis)('counts and times requests per route pattern and status', async () => {

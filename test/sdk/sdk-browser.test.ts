@@ -2,13 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { REPO_ROOT } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { launchChromium } from '../web/browser.js';
+import { useTestServer } from '../helpers/server.js';
+import { useBrowser } from '../web/browser.js';
 import { switchableProxy } from './switchable-proxy.js';
 
 /*
@@ -39,14 +39,13 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>app</title>
 
 type Row = { id: string; user_id: string };
 
-let server: TestServer;
+const server = useTestServer();
 let app: Server;
 let appUrl: string;
-let browser: Browser;
+const browser = useBrowser();
 let project: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer();
   project = await createProject(server, { plan: 'pro' });
   const bundle = await readFile(path.join(REPO_ROOT, 'sdk/dist/browser.min.js'));
   // The app's own origin: its page and the SDK file, nothing else.
@@ -57,12 +56,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-  browser = await launchChromium();
 });
 afterAll(async () => {
-  await browser?.close();
   await new Promise((resolve) => app?.close(resolve));
-  await server?.close();
 });
 
 function pageUrl(options: Record<string, string> = {}): string {
@@ -128,7 +124,8 @@ describe('the browser SDK on another origin', () => {
     const ids = (await page.evaluate(`(async () => {
       const ids = [];
       for (let i = 0; i < 12; i++) ids.push(client.track('offline_event', { i }, { userId: 'offline-user' }));
-      await new Promise((resolve) => setTimeout(resolve, 500)); // flushes tried and failed meanwhile
+      // Fixed on purpose: flushes are tried and fail meanwhile, where a wrong SDK would lose the events.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       return ids;
     })()`)) as string[];
     await page.reload(); // pagehide tries a keepalive send: refused too
@@ -151,6 +148,7 @@ describe('the browser SDK on another origin', () => {
   it('sends what is queued when the page is hidden (pagehide, keepalive)', async () => {
     const { page } = await openApp({ flushAt: '1000', flushIntervalMs: '600000' });
     const ids = (await page.evaluate(`[1, 2, 3].map((i) => client.track('hidden_event', { i }, { userId: 'leaving-user' }))`)) as string[];
+    // Fixed on purpose: time in which a wrong SDK would send before the page is hidden.
     await page.waitForTimeout(200);
     expect(await storedEvents(ids)).toHaveLength(0);
     await page.goto('about:blank'); // pagehide on the app's page

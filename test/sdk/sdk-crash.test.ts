@@ -1,7 +1,6 @@
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { eventually } from '../helpers/eventually.js';
-import { removeDataDirs, stopAll } from '../helpers/process.js';
-import { expectExactlyOnce, serviceSetup, sleep, startService, stopService, storedCopies } from '../helpers/service.js';
+import { expect, it } from 'vitest';
+import { eventually, sleep } from '../helpers/eventually.js';
+import { expectExactlyOnce, serviceSetup, startService, stopService, storedCopies } from '../helpers/service.js';
 import { sdkClient } from './sdk-client.js';
 
 /*
@@ -10,13 +9,6 @@ import { sdkClient } from './sdk-client.js';
  * are retried by the SDK with the same eventIds; afterwards ClickHouse holds every event exactly
  * once, checked by eventId.
  */
-
-afterEach(async () => {
-  await stopAll();
-});
-afterAll(async () => {
-  await removeDataDirs();
-});
 
 /** An account and a project on the spawned service, through the operator and admin APIs. */
 async function createProject(base: string, operatorToken: string): Promise<{ id: string; apiKey: string }> {
@@ -82,7 +74,7 @@ it('100,000 events tracked while the service is SIGKILLed and restarted twice: e
   // The app: about 8,000 events a second, from 50 users.
   for (let i = 0; i < EVENTS; i++) {
     tracked.add(client.track('sdk_crash', { i }, { userId: `user-${i % 50}` }));
-    if (i % 400 === 399) await sleep(50);
+    if (i % 400 === 399) await sleep(50); // pacing: about 8,000 events a second
   }
   lap('all tracked');
   await killer;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { QueuedEvent } from '../../sdk/dist/node.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { recordingFetch, sdkClient } from './sdk-client.js';
 
 /*
@@ -17,15 +17,11 @@ describe.each([
   { mode: 'embedded', redis: false },
   { mode: 'BullMQ', redis: true },
 ])('SDK delivery ($mode)', ({ redis }) => {
-  let server: TestServer;
+  const server = useTestServer({ redis });
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer({ redis });
     project = await createProject(server, { plan: 'pro' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   async function storedRows(ids: string[]): Promise<Row[]> {

@@ -8,7 +8,7 @@ import { findFreePort } from '../../src/core/net.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { REPO_ROOT } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { sdkClient } from './sdk-client.js';
 
 /*
@@ -21,13 +21,12 @@ import { sdkClient } from './sdk-client.js';
 
 const EVENTS = 100_000;
 
-let server: TestServer;
+const server = useTestServer();
 let project: TestProject;
 /** A folder where `@feedback/sdk` resolves to sdk/, as `npm install <repo>/sdk` links it. */
 let appDir: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
   project = await createProject(server, { plan: 'pro' });
   appDir = await mkdtemp(path.join(tmpdir(), 'feedback-sdk-app-'));
   await mkdir(path.join(appDir, 'node_modules', '@feedback'), { recursive: true });
@@ -35,7 +34,6 @@ beforeAll(async () => {
   await writeFile(path.join(appDir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
 });
 afterAll(async () => {
-  await server?.close();
   if (appDir) await rm(appDir, { recursive: true, force: true });
 });
 

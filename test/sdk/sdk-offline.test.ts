@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually } from '../helpers/eventually.js';
+import { describe, expect, it } from 'vitest';
+import { eventually, sleep } from '../helpers/eventually.js';
 import { createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { sleep } from '../helpers/service.js';
+import { useTestServer } from '../helpers/server.js';
 import { recordingFetch, sdkClient } from './sdk-client.js';
 import { switchableProxy } from './switchable-proxy.js';
 
@@ -19,14 +18,7 @@ describe.each([
   { mode: 'embedded', redis: false },
   { mode: 'BullMQ', redis: true },
 ])('SDK offline ($mode)', ({ redis }) => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer({ redis });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis });
 
   it('unreachable while the app tracks, then back: every event delivered once, in tracking order per user', async () => {
     const project = await createProject(server);
@@ -38,9 +30,10 @@ describe.each([
     const tracked: string[] = [];
     for (let i = 0; i < 300; i++) {
       tracked.push(client.track('sdk_offline', { i }, { userId: users[i % users.length] as string }));
-      if (i % 20 === 19) await sleep(20);
+      if (i % 20 === 19) await sleep(20); // pacing: an app tracking over time
     }
-    await sleep(2_000); // the SDK keeps trying meanwhile: refused, retried with backoff
+    // The SDK keeps trying meanwhile: refused, retried with backoff.
+    await eventually('attempts refused while unreachable', 15_000, async () => sent.length >= 3);
     const refused = sent.length;
     expect(sent.every((request) => request.status === undefined)).toBe(true);
     expect(refused, 'attempts while unreachable').toBeGreaterThan(1);

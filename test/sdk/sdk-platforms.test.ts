@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { appStateLifecycle, FeedbackClient, type StorageAdapter } from '../../sdk/dist/react-native.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { REPO_ROOT } from '../helpers/process.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { switchableProxy } from './switchable-proxy.js';
 
 /*
@@ -15,15 +15,11 @@ import { switchableProxy } from './switchable-proxy.js';
  * and an AppState change away from `active` sends what is queued.
  */
 
-let server: TestServer;
+const server = useTestServer();
 let project: TestProject;
 
 beforeAll(async () => {
-  server = await startTestServer();
   project = await createProject(server);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 it('every entry point loads as ESM and as CommonJS with the same API, and declares its types', async () => {
@@ -55,6 +51,7 @@ it('every entry point loads as ESM and as CommonJS with the same API, and declar
 /** React Native's AsyncStorage, as far as the SDK sees it: every call a promise. */
 function asyncStorage(): StorageAdapter & { data: Map<string, string> } {
   const data = new Map<string, string>();
+  // Answers a moment later, as a real asynchronous store does (part of the simulated platform).
   const later = <T>(value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), 1));
   return {
     data,

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { FeedbackApiError, FeedbackNetworkError } from '../../sdk/dist/node.js';
-import { eventually } from '../helpers/eventually.js';
+import { eventually, sleep } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { sleep } from '../helpers/service.js';
+import { useTestServer } from '../helpers/server.js';
 import { recordingFetch, sdkClient } from './sdk-client.js';
 import { switchableProxy } from './switchable-proxy.js';
 
@@ -15,16 +14,12 @@ import { switchableProxy } from './switchable-proxy.js';
  * SPEC part 4 answer typed errors in the SPEC 7.1 shape.
  */
 
-let server: TestServer;
+const server = useTestServer({ env: { RATE_LIMIT_INGEST: '2/s' } });
 let project: TestProject;
 
 beforeAll(async () => {
   // Two batch requests a second per key: the third in a second gets a real 429 with Retry-After.
-  server = await startTestServer({ env: { RATE_LIMIT_INGEST: '2/s' } });
   project = await createProject(server, { plan: 'pro' });
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 it('a 429 is retried no sooner than its Retry-After, even with a backoff of a millisecond', async () => {
@@ -56,6 +51,7 @@ it('a wrong API key: the batch is dropped and reported once, never retried', asy
   const client = sdkClient(server.url, 'fbk_not_a_key', { fetch, flushAt: 1000, retryBaseMs: 1, onError: (error) => errors.push(error) });
   client.track('sdk_401', {}, { userId: 'nobody' });
   await client.flush();
+  // Fixed on purpose: time in which a wrong SDK would retry (retryBaseMs is 1).
   await sleep(100);
   expect(sent.map((request) => request.status)).toEqual([401]);
   expect(errors).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { createProject } from '../helpers/factories.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -26,11 +27,13 @@ export async function createFeedback(server: TestServer, apiKey: string, title: 
 
 /** Waits until the project's admin summary counts `count` events in the window (ingestion is asynchronous). */
 export async function waitForEvents(server: TestServer, token: string, projectId: string, query: string, count: number) {
-  const deadline = Date.now() + 60_000; // generous: CI runs other test files beside this one
-  for (;;) {
+  let last: unknown;
+  // Generous: CI runs other test files beside this one.
+  await eventually(`${count} events counted`, 60_000, async () => {
     const summary = await server.request('GET', `/api/v1/projects/${projectId}/metrics/summary?${query}`, { bearer: token });
-    if (summary.status === 200 && summary.body.measures.event_count >= count) return;
-    if (Date.now() > deadline) throw new Error(`events not counted in time: ${JSON.stringify(summary.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    last = summary.body;
+    return summary.status === 200 && summary.body.measures.event_count >= count;
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}: ${JSON.stringify(last)}`);
+  });
 }

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { WEB_DIST_DIR } from '../../src/api/web/web-static.js';
+import { provide, stopWhenDone } from '../helpers/lifecycle.js';
 import type { TestServer } from '../helpers/server.js';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it when missing). */
@@ -27,9 +28,21 @@ export function assertPrerequisites() {
   if (!existsSync(path.join(WEB_DIST_DIR, 'index.html'))) throw new Error('the dashboard is not built: npm run build:web');
 }
 
-export function launchChromium(): Promise<Browser> {
+/**
+ * Chromium for the tests of this file or describe block (call it there): launched before them,
+ * closed after them with every tab they opened (lifecycle.ts).
+ */
+export function useBrowser(): Browser {
+  return provide('browser', launchChromium, (browser) => browser.close());
+}
+
+/**
+ * A headless Chromium, closed when the test that launched it finishes, or, launched in a hook,
+ * after the file (closing it earlier is allowed).
+ */
+export async function launchChromium(): Promise<Browser> {
   assertPrerequisites();
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -43,6 +56,8 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  stopWhenDone(() => browser.close());
+  return browser;
 }
 
 export type DashboardTab = {

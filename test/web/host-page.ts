@@ -1,11 +1,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { stopWhenDone } from '../helpers/lifecycle.js';
+
+/** Stops `server` when the test (or, started in a hook, the file) is done; closing earlier is allowed. */
+function closedWhenDone(server: Server): () => Promise<void> {
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+    return closed;
+  };
+  stopWhenDone(close);
+  return close;
+}
 
 /**
  * A host app's page on another origin (a second local port), as a customer would write it: its
  * own strict CSP (no inline script, frames and scripts only from the feedback service), the
  * loader's snippet, and a script of its own that queues `identify` before the loader has run and
- * records the `feedback:*` events it receives in `window.hostEvents`.
+ * records the `feedback:*` events it receives in `window.hostEvents`. Closed when the test (or,
+ * started in a hook, the file) is done.
  */
 export type HostPage = { origin: string; url: string; close(): Promise<void> };
 
@@ -53,7 +66,7 @@ document.getElementById('open-feedback').addEventListener('click', function () {
   server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { origin, url: `${origin}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { origin, url: `${origin}/`, close: closedWhenDone(server) };
 }
 
 /**
@@ -81,6 +94,6 @@ export async function startFramingPage(serviceUrl: string): Promise<HostPage & {
     origin,
     url: `${origin}/`,
     framing: (servicePath) => `${origin}/?src=${encodeURIComponent(servicePath)}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: closedWhenDone(server),
   };
 }

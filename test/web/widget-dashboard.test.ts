@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback } from './api.js';
-import { type DashboardTab, launchChromium, openTab, seriousViolations, signIn } from './browser.js';
+import { openTab, seriousViolations, signIn, useBrowser } from './browser.js';
 
 /*
  * The dashboard's half of issue 23 (docs/widget.md): the widget settings (publishable key,
@@ -15,26 +14,13 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import
 const PAYLOAD = '<img src=x onerror="window.__xss=1">Anonymous idea';
 const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000, interval: 250 });
 
-let server: TestServer;
-let browser: Browser;
-const tabs: DashboardTab[] = [];
-
-beforeAll(async () => {
-  server = await startTestServer();
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  for (const opened of tabs) await opened.context.close();
-  await browser?.close();
-  await server?.close();
-});
+const server = useTestServer();
+const browser = useBrowser();
 
 describe('widget settings and moderation in the dashboard', () => {
   it('shows the publishable key, creates the identity secret once, switches the board and anonymous feedback on', async () => {
     const project = await accountWithProject(server, 'pro', 'Acme Notes');
     const t = await openTab(browser);
-    tabs.push(t);
     await signIn(t, server, project.token, `/projects/${project.projectId}/settings`);
     const { page } = t;
     const before = await server.request('GET', `/api/v1/projects/${project.projectId}`, { bearer: project.token });
@@ -84,7 +70,6 @@ describe('widget settings and moderation in the dashboard', () => {
     await createFeedback(server, project.apiKey, 'Visible already');
 
     const t = await openTab(browser);
-    tabs.push(t);
     await signIn(t, server, project.token, `/projects/${project.projectId}/feedback`);
     const { page } = t;
     await eventually(() => page.getByRole('heading', { name: 'Awaiting approval (1)' }).isVisible()).toBe(true);

@@ -3,12 +3,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { SignJWT } from 'jose';
-import type { Browser, Frame, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Frame, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { WEB_DIST_DIR } from '../../src/api/web/web-static.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback } from './api.js';
-import { type DashboardTab, launchChromium, openTab, seriousViolations, VIEWPORTS } from './browser.js';
+import { openTab, seriousViolations, useBrowser, VIEWPORTS } from './browser.js';
 import { type HostPage, startFramingPage, startHostPage } from './host-page.js';
 
 /*
@@ -31,12 +31,11 @@ const XSS = {
 /** The machine is shared: a page may take seconds to answer. */
 const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000, interval: 250 });
 
-let server: TestServer;
-let browser: Browser;
+const server = useTestServer({ env: { RATE_LIMIT_ANONYMOUS: '3/h' } });
+const browser = useBrowser();
 let host: HostPage;
 let project: Awaited<ReturnType<typeof accountWithProject>> & { publishableKey: string; secret: string; slug: string };
 let payloadItemId: string;
-const tabs: DashboardTab[] = [];
 
 async function signToken(claims: Record<string, unknown>) {
   return new SignJWT(claims)
@@ -47,9 +46,7 @@ async function signToken(claims: Record<string, unknown>) {
 }
 
 async function tab(viewport: { width: number; height: number } = VIEWPORTS.desktop) {
-  const opened = await openTab(browser, viewport);
-  tabs.push(opened);
-  return opened;
+  return openTab(browser, viewport);
 }
 
 /** Fails if any payload ran, and proves the check can fail: the same code, run, sets the global. */
@@ -59,8 +56,6 @@ async function expectNoPayloadRan(target: Page | Frame) {
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { RATE_LIMIT_ANONYMOUS: '3/h' } });
-  browser = await launchChromium();
   const base = await accountWithProject(server, 'team', 'Acme Notes');
   const secret = await server.request('POST', `/api/v1/projects/${base.projectId}/identity-secret`, { bearer: base.token });
   expect(secret.status).toBe(200);
@@ -83,13 +78,6 @@ beforeAll(async () => {
     await signToken({ sub: 'customer-42', email: 'c42@example.com', mrr: 99 }),
   );
 }, 120_000);
-
-afterAll(async () => {
-  for (const opened of tabs) await opened.context.close();
-  await browser?.close();
-  await host?.close();
-  await server?.close();
-});
 
 describe('the widget on a host page of another origin', () => {
   it('lists, votes, comments and submits as the signed user; the host hears the events; the owner sees the MRR', async () => {

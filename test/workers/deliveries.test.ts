@@ -10,11 +10,12 @@ import { dispatchNotifications, pruneSettledNotifications } from '../../src/oltp
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
 import { type DeliveryDeps, runDelivery } from '../../src/workers/notify/deliveries.worker.js';
 import { isBlockedAddress } from '../../src/workers/notify/ssrf.js';
+import { sleep, until } from '../helpers/eventually.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { type Delivery, listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
 import { type HttpReceiver, type SmtpReceiver, startHttpReceiver, startSmtpReceiver } from '../helpers/receivers.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type TestServer, useTestServer } from '../helpers/server.js';
 
 /*
  * Reliable delivery: bounded retries with backoff, a per-attempt timeout, the failed list and
@@ -33,23 +34,18 @@ describe.each([
   { mode: 'BullMQ deliveries queue', redis: true },
 ])('delivery retries, $mode', ({ redis }) => {
   const skip = redis && !withRedis;
-  let server: TestServer;
+  const server = useTestServer({
+    redis,
+    env: {
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
+      DELIVERY_MAX_ATTEMPTS: '4',
+      DELIVERY_BACKOFF_MS: '50',
+      DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
+    },
+  });
   const receivers: HttpReceiver[] = [];
 
-  beforeAll(async () => {
-    if (skip) return;
-    server = await startTestServer({
-      redis,
-      env: {
-        ALLOW_PRIVATE_WEBHOOKS: 'true',
-        DELIVERY_MAX_ATTEMPTS: '4',
-        DELIVERY_BACKOFF_MS: '50',
-        DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
-      },
-    });
-  });
   afterAll(async () => {
-    await server?.close();
     for (const r of receivers) await r.close();
   });
 
@@ -248,15 +244,13 @@ describe.each([
 });
 
 describe('the same delivery run twice at once, without workers', () => {
-  let server: TestServer;
+  const server = useTestServer({ workers: false, env: { ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' } });
   let receiver: HttpReceiver;
 
   beforeAll(async () => {
-    server = await startTestServer({ workers: false, env: { ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' } });
     receiver = await startHttpReceiver();
   });
   afterAll(async () => {
-    await server?.close();
     await receiver?.close();
   });
 
@@ -309,15 +303,13 @@ describe('the same delivery run twice at once, without workers', () => {
 });
 
 describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
-  let server: TestServer;
+  const server = useTestServer({ env: { DELIVERY_BACKOFF_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
   let receiver: HttpReceiver;
 
   beforeAll(async () => {
-    server = await startTestServer({ env: { DELIVERY_BACKOFF_MS: '50', DELIVERY_TIMEOUT_MS: '1000' } });
     receiver = await startHttpReceiver();
   });
   afterAll(async () => {
-    await server?.close();
     await receiver?.close();
   });
 
@@ -430,20 +422,18 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
 });
 
 describe('at send time the plan, the membership and the opt-in still hold (SPEC 8.2), without workers', () => {
-  let server: TestServer;
   let smtp: SmtpReceiver;
   let receiver: HttpReceiver;
 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     receiver = await startHttpReceiver();
-    server = await startTestServer({
-      workers: false,
-      env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' },
-    });
   });
+  const server = useTestServer(() => ({
+    workers: false,
+    env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' },
+  }));
   afterAll(async () => {
-    await server?.close();
     await smtp?.close();
     await receiver?.close();
   });
@@ -555,8 +545,8 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
     await dispatchNotifications(server.sql, 100);
     const [pending] = await deliveryOf(server, project, 'pending');
     const stale = await claimDelivery(server.sql, pending!.id, 1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const current = await claimDelivery(server.sql, pending!.id, 60_000);
+    // Claimed again once the 1 ms lease has run out.
+    const current = await until('the first claim expired', 10_000, () => claimDelivery(server.sql, pending!.id, 60_000));
     expect(stale && current).toBeTruthy();
     expect(await markDelivered(server.sql, current!)).toBe(true);
     expect(await markAttemptFailed(server.sql, stale!, 'no answer within 2000 ms', null)).toBe(false);
@@ -566,19 +556,17 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
 });
 
 describe('an SMTP server slower, over the whole send, than DELIVERY_TIMEOUT_MS (each step within it)', () => {
-  let server: TestServer;
   let smtp: SmtpReceiver;
 
   beforeAll(async () => {
     // 250 ms before MAIL FROM is answered and 250 ms before the message is accepted: every step
     // within the 400 ms timeout, the whole send beyond it.
     smtp = await startSmtpReceiver({ answerDelayMs: 250 });
-    server = await startTestServer({
-      env: { SMTP_URL: smtp.url, DELIVERY_TIMEOUT_MS: '400', DELIVERY_BACKOFF_MS: '50', DELIVERY_MAX_ATTEMPTS: '3' },
-    });
   });
+  const server = useTestServer(() => ({
+    env: { SMTP_URL: smtp.url, DELIVERY_TIMEOUT_MS: '400', DELIVERY_BACKOFF_MS: '50', DELIVERY_MAX_ATTEMPTS: '3' },
+  }));
   afterAll(async () => {
-    await server?.close();
     await smtp?.close();
   });
 
@@ -589,8 +577,8 @@ describe('an SMTP server slower, over the whole send, than DELIVERY_TIMEOUT_MS (
     await createFeedback(server, project);
     const [delivery] = await settledDeliveries(server, project);
     expect(delivery).toMatchObject({ channel: 'email', status: 'delivered', attempts: 1, last_error: null });
-    // Anything still on its way would arrive within another attempt's time.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Fixed on purpose: anything (wrongly) still on its way would arrive within another attempt's time.
+    await sleep(1_000);
     expect(smtp.to(address)).toHaveLength(1);
   });
 });

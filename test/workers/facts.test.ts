@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { FactKind, FactRow } from '../../src/core/fact.js';
 import { insertFacts } from '../../src/olap/tables/facts.table.js';
 import { claimOutboxBatch, deleteOutboxBatch } from '../../src/oltp/outbox.repo.js';
 import { factsJobId } from '../../src/workers/runner.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const withRedis = await redisAvailable();
 
@@ -51,15 +51,7 @@ describe.each([
   { mode: 'embedded (relay inserts directly)', redis: false },
   { mode: 'BullMQ on Redis (relay queues `facts` jobs)', redis: true },
 ])('OLTP facts into ClickHouse, $mode', ({ redis }) => {
-  let server: TestServer;
-
-  beforeAll(async () => {
-    if (redis && !withRedis) return;
-    server = await startTestServer({ redis });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const server = useTestServer({ redis });
 
   const readFacts = (projectId: string) => server.clickhouseRows<StoredFact>(FACTS_QUERY, { p: projectId });
 

@@ -9,7 +9,7 @@ import { addIntegration, addMember, createFeedback, createProject, setPlan, type
 import { listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
 import { type HttpReceiver, type SmtpReceiver, startHttpReceiver, startSmtpReceiver } from '../helpers/receivers.js';
 import { redisAvailable } from '../helpers/redis.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * SPEC 1, 4.2, 4.4, 8.2: creating feedback notifies project members and integrations; status
@@ -38,7 +38,6 @@ describe.each([
   { mode: 'BullMQ deliveries queue', redis: true },
 ])('notifications, $mode', ({ redis }) => {
   const skip = redis && !withRedis;
-  let server: TestServer;
   let smtp: SmtpReceiver;
   const receivers: HttpReceiver[] = [];
   const receiver = async () => {
@@ -48,22 +47,20 @@ describe.each([
   };
 
   beforeAll(async () => {
-    if (skip) return;
     smtp = await startSmtpReceiver();
-    server = await startTestServer({
-      redis,
-      env: {
-        SMTP_URL: smtp.url,
-        MAIL_FROM: 'Feedback <notify@example.com>',
-        PUBLIC_URL: 'https://feedback.example.com',
-        ALLOW_PRIVATE_WEBHOOKS: 'true',
-        DELIVERY_BACKOFF_MS: '50',
-        DELIVERY_TIMEOUT_MS: '2000',
-      },
-    });
   });
+  const server = useTestServer(() => ({
+    redis,
+    env: {
+      SMTP_URL: smtp.url,
+      MAIL_FROM: 'Feedback <notify@example.com>',
+      PUBLIC_URL: 'https://feedback.example.com',
+      ALLOW_PRIVATE_WEBHOOKS: 'true',
+      DELIVERY_BACKOFF_MS: '50',
+      DELIVERY_TIMEOUT_MS: '2000',
+    },
+  }));
   afterAll(async () => {
-    await server?.close();
     await smtp?.close();
     for (const r of receivers) await r.close();
   });
