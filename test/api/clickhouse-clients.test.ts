@@ -5,11 +5,11 @@ import { promisify } from 'node:util';
 import { ClickHouseError, createClient } from '@clickhouse/client';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Real ClickHouse clients, unchanged, against the interface (issue 29): the official Node client,
@@ -17,18 +17,14 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * of ClickHouse's HTTP-interface documentation adapted to this host and a credential.
  */
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let cred: TestClickhouseCredential;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   await seedAnalytics(server, own.id, 'own');
   cred = await createClickhouseCredential(server, own);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const official = (extra: Parameters<typeof createClient>[0] = {}) =>

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/core/secrets.js';
 import { addMember, createProject, setPlan, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Credentials of the read-only ClickHouse interface (issue 29, docs/clickhouse-interface.md):
@@ -9,13 +9,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * password is shown once and stored as its hash.
  */
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ workers: false });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ workers: false });
 
 const credentialsPath = (project: { id: string }) => `/api/v1/projects/${project.id}/clickhouse-credentials`;
 const create = (project: TestProject, bearer = project.account.adminToken) => server.request('POST', credentialsPath(project), { bearer });

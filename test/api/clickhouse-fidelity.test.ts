@@ -1,9 +1,9 @@
 import { createClient } from '@clickhouse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ChAnswer, chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Where the ClickHouse interface (docs/clickhouse-interface.md) answers what a server answers for
@@ -11,20 +11,16 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * reads from the headers (X-ClickHouse-Summary, X-ClickHouse-Progress).
  */
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let cred: TestClickhouseCredential;
 let base: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   await seedAnalytics(server, own.id, 'own');
   cred = await createClickhouseCredential(server, own);
   base = `${server.url}/clickhouse`;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const q = (query: string, extra: Record<string, string> = {}) => chRequest(base, { query, ...extra }, { auth: cred });

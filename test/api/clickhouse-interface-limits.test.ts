@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@clickhouse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createClickhouseHandler, createClickhouseServer } from '../../src/api/clickhouse/ch-interface.js';
 import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The ClickHouse interface's bounds (docs/clickhouse-interface.md), on a server with small ones:
@@ -13,7 +13,16 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * shares with the API, a client that goes away, and the interface on a port of its own.
  */
 
-let server: TestServer;
+const server = useTestServer({
+  workers: false,
+  env: {
+    CLICKHOUSE_INTERFACE_MAX_ROWS: '1000000',
+    CLICKHOUSE_INTERFACE_MAX_BYTES: '8MiB',
+    RATE_LIMIT_AUTH_FAILURES: '3/min',
+    RATE_LIMIT_API: '20/min',
+    TRUSTED_PROXY_HOPS: '1',
+  },
+});
 let own: TestProject;
 let cred: TestClickhouseCredential;
 let base: string;
@@ -22,22 +31,9 @@ let address = 0;
 const from = () => ({ 'x-forwarded-for': `10.0.0.${++address}` });
 
 beforeAll(async () => {
-  server = await startTestServer({
-    workers: false,
-    env: {
-      CLICKHOUSE_INTERFACE_MAX_ROWS: '1000000',
-      CLICKHOUSE_INTERFACE_MAX_BYTES: '8MiB',
-      RATE_LIMIT_AUTH_FAILURES: '3/min',
-      RATE_LIMIT_API: '20/min',
-      TRUSTED_PROXY_HOPS: '1',
-    },
-  });
   own = await createProject(server, { plan: 'pro' });
   cred = await createClickhouseCredential(server, own);
   base = `${server.url}/clickhouse`;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('result bounds', () => {

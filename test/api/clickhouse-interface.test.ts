@@ -1,32 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ChAnswer, chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The read-only ClickHouse HTTP interface (issue 29, docs/clickhouse-interface.md), spoken to as
  * curl and ClickHouse's documentation speak to a server.
  */
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let other: TestProject;
 let cred: TestClickhouseCredential;
 let base: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   other = await createProject(server, { plan: 'team' });
   await seedAnalytics(server, own.id, 'own');
   await seedAnalytics(server, other.id, 'FOREIGN');
   cred = await createClickhouseCredential(server, own);
   base = `${server.url}/clickhouse`;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const q = (query: string, extra: Record<string, string> = {}) => chRequest(base, { query, ...extra }, { auth: cred });

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { compressBlock, decompressBlocks } from '../../src/api/clickhouse/ch-native-compression.js';
 import { type ChAnswer, chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * ClickHouse's native compression (compress=1, decompress=1), which JDBC drivers ask for by
@@ -37,20 +37,16 @@ function clickhouseCompressor(input: Buffer, args: string[] = []): Promise<Buffe
   });
 }
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let cred: TestClickhouseCredential;
 let base: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   await seedAnalytics(server, own.id, 'own');
   cred = await createClickhouseCredential(server, own);
   base = `${server.url}/clickhouse`;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const code = (r: ChAnswer) => r.headers.get('x-clickhouse-exception-code');

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject } from '../helpers/factories.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The ClickHouse interface's byte bound holds as the answer flows (docs/clickhouse-interface.md,
@@ -11,18 +11,14 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  */
 
 const CAP = 1024 * 1024;
-let server: TestServer;
+const server = useTestServer({ workers: false, env: { CLICKHOUSE_INTERFACE_MAX_BYTES: '1MiB' } });
 let cred: TestClickhouseCredential;
 let base: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false, env: { CLICKHOUSE_INTERFACE_MAX_BYTES: '1MiB' } });
   const own = await createProject(server, { plan: 'pro' });
   cred = await createClickhouseCredential(server, own);
   base = `${server.url}/clickhouse`;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 /** An answer read as it comes, never held: its status, exception code and bytes, and this process's peak RSS meanwhile. */

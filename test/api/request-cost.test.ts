@@ -4,13 +4,13 @@ import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Koa from 'koa';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InProcessCounter } from '../../src/api/middleware/rate-limit.js';
 import { requestLog } from '../../src/api/middleware/request-log.js';
 import type { AppState } from '../../src/api/state.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { assertDocumented } from '../helpers/openapi-validator.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /**
  * What the request path's shortcuts (issue 31, "The request's own cost"; BENCHMARKS.md) must still
@@ -20,15 +20,11 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * log, written without the redaction pass, is still one line per request with its fields.
  */
 describe('the ingestion request path without its per-request extras', () => {
-  let server: TestServer;
+  const server = useTestServer();
   let project: TestProject;
 
   beforeAll(async () => {
-    server = await startTestServer();
     project = await createProject(server, { plan: 'pro' });
-  });
-  afterAll(async () => {
-    await server?.close();
   });
 
   async function post(path: string, body: Buffer, encoding: string) {

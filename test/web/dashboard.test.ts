@@ -1,16 +1,16 @@
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, signIn } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, signIn, useBrowser } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
  * The owners' dashboard in Chromium against the real service (real PostgreSQL, embedded
  * ClickHouse): what an owner does in the pages reaches the API, and what the API holds shows.
  */
-let server: TestServer;
-let browser: Browser;
+// One quick attempt per delivery, so a webhook nobody answers fails within the test.
+const server = useTestServer({ env: { DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '500' } });
+const browser = useBrowser();
 let team: Awaited<ReturnType<typeof accountWithProject>>;
 const tabs: DashboardTab[] = [];
 
@@ -21,11 +21,6 @@ async function tab(): Promise<DashboardTab> {
 }
 
 beforeAll(async () => {
-  // One quick attempt per delivery, so a webhook nobody answers fails within the test.
-  [server, browser] = await Promise.all([
-    startTestServer({ env: { DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '500' } }),
-    launchChromium(),
-  ]);
   team = await accountWithProject(server, 'team', 'Acme app');
 });
 
@@ -38,8 +33,6 @@ afterAll(async () => {
       expect(url).not.toContain(team.apiKey);
     }
   }
-  await browser?.close();
-  await server?.close();
 });
 
 describe('signing in', () => {

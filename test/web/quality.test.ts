@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DASHBOARD_CSP, WEB_DIST_DIR } from '../../src/api/web/web-static.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
@@ -19,8 +18,8 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import
 const DAY_MS = 86_400_000;
 const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
 
-let server: TestServer;
-let browser: Browser;
+const server = useTestServer();
+const browser = useBrowser();
 let team: Awaited<ReturnType<typeof accountWithProject>>;
 let detailId: string;
 const tabs: DashboardTab[] = [];
@@ -90,14 +89,11 @@ async function seedYear() {
 }
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
   await seedYear();
 }, 120_000);
 
 afterAll(async () => {
   for (const { problems } of tabs) expect(problems, 'console errors or CSP violations').toEqual([]);
-  await browser?.close();
-  await server?.close();
 });
 
 async function signedInTab(viewport: { width: number; height: number }, next: string) {

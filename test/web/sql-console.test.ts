@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret } from '../../src/core/secrets.js';
+import { eventually } from '../helpers/eventually.js';
 import { addMember, createProject, setSuspended, type TestProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
+import { useTestServer } from '../helpers/server.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /** UPDATE_SCREENSHOTS=1 also writes docs/screenshots/sql-console*.png. */
@@ -16,14 +17,13 @@ const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import
  * editor run through POST /projects/:id/sql with all of its isolation (embedded ClickHouse), saved
  * queries live in PostgreSQL, and what the engine answers (rows or its refusal) is what the page shows.
  */
-let server: TestServer;
-let browser: Browser;
+const server = useTestServer({ workers: false });
+const browser = useBrowser();
 let own: TestProject;
 let stranger: TestProject;
 const tabs: DashboardTab[] = [];
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer({ workers: false }), launchChromium()]);
   own = await createProject(server, { plan: 'team', name: 'Acme Notes' });
   stranger = await createProject(server, { plan: 'team', name: 'Someone else' });
   // Recent rows: feedback_list, submit_feedback and note_created; one feedback_list 100 days old.
@@ -36,8 +36,6 @@ afterAll(async () => {
     expect(problems, 'console errors or CSP violations').toEqual([]);
     for (const url of requestedUrls) expect(url).not.toContain(own.account.adminToken);
   }
-  await browser?.close();
-  await server?.close();
 });
 
 async function consoleTab(project: TestProject = own, viewport: { width: number; height: number } = VIEWPORTS.desktop) {
@@ -263,7 +261,14 @@ describe('the SQL console', () => {
     const busy = [0, 1].map(() =>
       server.request('POST', `/api/v1/projects/${own.id}/sql`, { bearer: own.account.adminToken, body: { query: slow } }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Both hold the account's turns once a third query of the account is refused.
+    await eventually('the two slow queries to run', 10_000, async () => {
+      const probe = await server.request('POST', `/api/v1/projects/${own.id}/sql`, {
+        bearer: own.account.adminToken,
+        body: { query: 'SELECT 1' },
+      });
+      return probe.status === 429;
+    });
     await writeQuery(page, 'SELECT 7 AS seven');
     await page.keyboard.press('Control+Enter');
     await page.getByText(/Too many requests: the service asks to wait/).waitFor();
