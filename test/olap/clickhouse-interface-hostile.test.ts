@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
 import { foreignMarkersOf, hostileQueries } from '../helpers/project-sql-hostile-cases.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * Tenant isolation over the ClickHouse interface (issue 29): every hostile query of the JSON
@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
  * its rows nor its error shows a marker, id or event of the others.
  */
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let sibling: TestProject;
 let stranger: TestProject;
@@ -23,7 +23,6 @@ let foreignMarkers: string[] = [];
 const HOSTILE = hostileQueries({ own: () => own.id, sibling: () => sibling.id, stranger: () => stranger.id });
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   sibling = await createProject(server, { account: own.account });
   stranger = await createProject(server, { plan: 'team' });
@@ -32,9 +31,6 @@ beforeAll(async () => {
   const b = await seedAnalytics(server, stranger.id, 'FOREIGN');
   foreignMarkers = foreignMarkersOf([sibling.id, stranger.id], [a, b]);
   cred = await createClickhouseCredential(server, own);
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 describe('the ClickHouse interface: no hostile query returns another project’s rows', () => {

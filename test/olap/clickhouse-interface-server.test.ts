@@ -2,12 +2,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@clickhouse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createClickhouseHandler, createClickhouseServer } from '../../src/api/clickhouse/ch-interface.js';
 import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 /*
  * The ClickHouse interface with a ClickHouse server (CLICKHOUSE_URL), as far as this machine
@@ -22,7 +23,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Recorded = { query: string; settings: Record<string, string>; params: Record<string, string> };
 
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let own: TestProject;
 let other: TestProject;
 let cred: TestClickhouseCredential;
@@ -97,13 +98,13 @@ function startFakeServer(dataPath: string): Promise<Server> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   own = await createProject(server, { plan: 'pro' });
   other = await createProject(server, { plan: 'team' });
   await seedAnalytics(server, own.id, 'own');
   await seedAnalytics(server, other.id, 'FOREIGN');
   cred = await createClickhouseCredential(server, own);
   fake = await startFakeServer(`${server.dataDir}/clickhouse`);
+  stopWhenDone(() => closeServer(fake));
   const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
   const config = { ...server.services.config, clickhouseUrl: fakeUrl };
   const handler = createClickhouseHandler(
@@ -112,14 +113,15 @@ beforeAll(async () => {
   );
   iface = createClickhouseServer(handler, config.http).listen(0, '127.0.0.1');
   await new Promise((resolve) => iface.once('listening', resolve));
+  stopWhenDone(() => closeServer(iface));
   ifaceUrl = `http://127.0.0.1:${(iface.address() as AddressInfo).port}`;
 });
-afterAll(async () => {
-  iface?.closeAllConnections();
-  fake?.closeAllConnections();
-  await Promise.all([iface && new Promise((r) => iface.close(r)), fake && new Promise((r) => fake.close(r))]);
-  await server?.close();
-});
+
+/** Closes a listener now, its open connections with it. */
+function closeServer(listener: Server): Promise<unknown> {
+  listener.closeAllConnections();
+  return new Promise((resolve) => listener.close(resolve));
+}
 
 describe('the ClickHouse interface with a ClickHouse server: the requests the service sends', () => {
   it('answers through the server, with only the own project’s rows', async () => {

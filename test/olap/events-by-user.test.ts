@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IngestEvent } from '../../src/core/event.js';
 import { type ClickHouseClient, createClickHouse } from '../../src/olap/clickhouse.js';
 import { funnel } from '../../src/olap/insights/funnel.queries.js';
@@ -10,6 +10,7 @@ import { paths } from '../../src/olap/insights/paths.queries.js';
 import { retention } from '../../src/olap/insights/retention.queries.js';
 import { CLICKHOUSE_MIGRATIONS_DIR, migrateClickHouse } from '../../src/olap/migrations.js';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 
 /**
  * `events_by_user`, the events in (project, user, time) order (sql/clickhouse/009, docs/clickhouse.md):
@@ -28,7 +29,10 @@ let applied: string[];
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'events-by-user-'));
   migrationsUpTo008 = await mkdtemp(path.join(tmpdir(), 'migrations-008-'));
+  stopWhenDone(() => rm(dataDir, { recursive: true, force: true }));
+  stopWhenDone(() => rm(migrationsUpTo008, { recursive: true, force: true }));
   client = createClickHouse({ url: undefined, dataDir });
+  stopWhenDone(() => client.close());
   for (const name of (await readdir(CLICKHOUSE_MIGRATIONS_DIR)).filter((n) => /^00[1-8]_.*\.sql$/.test(n))) {
     await copyFile(path.join(CLICKHOUSE_MIGRATIONS_DIR, name), path.join(migrationsUpTo008, name));
   }
@@ -39,11 +43,6 @@ beforeAll(async () => {
     randomUUID(),
   );
   applied = await migrateClickHouse(client);
-});
-afterAll(async () => {
-  await client?.close();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(migrationsUpTo008, { recursive: true, force: true });
 });
 
 const event = (projectId: string, user: string, name: string, at: string): IngestEvent => ({

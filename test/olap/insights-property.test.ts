@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { edgeOrder } from '../../src/api/insights/insights.service.js';
 import type { IngestEvent } from '../../src/core/event.js';
 import { funnel } from '../../src/olap/insights/funnel.queries.js';
@@ -21,15 +21,9 @@ import {
   referencePaths,
   referenceRetention,
 } from '../helpers/insights-reference.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer({ workers: false });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const server = useTestServer({ workers: false });
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@clickhouse/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { serverReadonlyEngine } from '../../src/olap/readonly/readonly-session.js';
 import { eventually } from '../helpers/eventually.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 
 /*
  * The byte bound of a streamed read on a ClickHouse server (CLICKHOUSE_URL): counted on the
@@ -35,10 +36,10 @@ beforeAll(async () => {
   }).listen(0, '127.0.0.1');
   await once(listener, 'listening');
   url = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  listener.closeAllConnections();
-  await new Promise((resolve) => listener.close(resolve));
+  stopWhenDone(() => {
+    listener.closeAllConnections();
+    return new Promise((resolve) => listener.close(resolve));
+  });
 });
 
 describe('a streamed read on a ClickHouse server', () => {

@@ -1,10 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { deferProjectDeletion, dueProjectDeletions, projectDeletionAttemptFailed } from '../../src/oltp/deletions.repo.js';
 import { deferErasure, dueErasures, erasureAttemptFailed } from '../../src/oltp/erasures.repo.js';
 import { migratePostgres } from '../../src/oltp/migrations.js';
 import { databaseUrlFor } from '../helpers/database.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 
 /*
  * The scheduling of erasures and project deletions (src/oltp/step-jobs.repo.ts), on a database of
@@ -34,19 +35,20 @@ beforeAll(async () => {
   } finally {
     await admin.end({ timeout: 5 });
   }
+  stopWhenDone(dropDatabase);
   sql = createSql(databaseUrlFor(serverUrl, name), { max: 2 });
+  stopWhenDone(() => sql.end({ timeout: 5 }));
   await migratePostgres(sql);
 });
 
-afterAll(async () => {
-  await sql?.end({ timeout: 5 });
+async function dropDatabase() {
   const admin = createSql(serverUrl, { max: 1 });
   try {
     await admin`drop database if exists ${admin(name)} with (force)`;
   } finally {
     await admin.end({ timeout: 5 });
   }
-});
+}
 
 async function jobs(): Promise<{ erasure: string; deletion: string }> {
   const [account] = await sql<{ id: string }[]>`

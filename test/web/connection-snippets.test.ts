@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { inspect, promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { connectionSnippets, serverOf, type ToolSnippet } from '../../web/src/lib/connection-snippets.js';
 import { chRequest, createClickhouseCredential, type TestClickhouseCredential } from '../helpers/clickhouse-interface.js';
 import { createProject } from '../helpers/factories.js';
 import { seedAnalytics } from '../helpers/project-sql-seed.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -18,14 +18,13 @@ const root = path.resolve(import.meta.dirname, '../..');
  * @clickhouse/client one by Node with the project's installed client, the curl one by bash, each
  * with a credential of a project whose events are seeded so the example query's answer is fixed.
  */
-let server: TestServer;
+const server = useTestServer({ workers: false });
 let cred: TestClickhouseCredential;
 let origin: string;
 let USERNAME: string;
 let PASSWORD: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ workers: false });
   const project = await createProject(server, { plan: 'pro' });
   // feedback_list 3, submit_feedback 2, snippet_custom 1: ORDER BY events DESC has one answer.
   await seedAnalytics(server, project.id, 'snippet');
@@ -34,9 +33,6 @@ beforeAll(async () => {
   origin = server.url;
   USERNAME = cred.username;
   PASSWORD = cred.password;
-});
-afterAll(async () => {
-  await server?.close();
 });
 
 const EXPECTED_ROWS = [

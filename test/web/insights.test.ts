@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
@@ -22,8 +22,8 @@ const at = (daysAgo: number, seconds = 0) => {
   return new Date(day.getTime() + seconds * 1000).toISOString();
 };
 
-let server: TestServer;
-let browser: Browser;
+const server = useTestServer();
+const browser = useBrowser();
 let team: Awaited<ReturnType<typeof accountWithProject>>;
 const tabs: DashboardTab[] = [];
 
@@ -51,7 +51,6 @@ async function assertQuality(page: Page, what: string) {
 }
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
   team = await accountWithProject(server, 'team', 'Insights app');
   // A 3-step funnel two days ago: 4 users sign up, 3 of them view pricing, 2 of them buy.
   // u1 views after 60 s and buys after 180 s; u2 after 120 s and 300 s; u3 views after 60 s.
@@ -91,8 +90,6 @@ afterAll(async () => {
     expect(problems, 'console errors or CSP violations').toEqual([]);
     for (const url of requestedUrls) expect(url).not.toContain(team.token);
   }
-  await browser?.close();
-  await server?.close();
 });
 
 describe('funnels', () => {

@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type HttpReceiver, startHttpReceiver } from '../helpers/receivers.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startHttpReceiver } from '../helpers/receivers.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback, waitForEvents } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
 
 /*
  * The dashboard as an owner uses it (issue 20 part 3), in Chromium against the real service: the
@@ -21,11 +20,11 @@ import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seri
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
 
-let server: TestServer;
-let browser: Browser;
+// The send-test receiver listens on this machine: private addresses allowed for this server only.
+const server = useTestServer({ env: { ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '1000' } });
+const browser = useBrowser();
 let team: Awaited<ReturnType<typeof accountWithProject>>;
 const tabs: DashboardTab[] = [];
-const receivers: HttpReceiver[] = [];
 const run = promisify(execFile);
 
 async function tab(viewport: { width: number; height: number } = VIEWPORTS.desktop): Promise<DashboardTab> {
@@ -35,19 +34,11 @@ async function tab(viewport: { width: number; height: number } = VIEWPORTS.deskt
 }
 
 beforeAll(async () => {
-  // The send-test receiver listens on this machine: private addresses allowed for this server only.
-  [server, browser] = await Promise.all([
-    startTestServer({ env: { ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_MAX_ATTEMPTS: '1', DELIVERY_TIMEOUT_MS: '1000' } }),
-    launchChromium(),
-  ]);
   team = await accountWithProject(server, 'team', 'Owner app');
 }, 60_000);
 
 afterAll(async () => {
   for (const { problems } of tabs) expect(problems, 'console errors or CSP violations').toEqual([]);
-  for (const receiver of receivers) await receiver.close();
-  await browser?.close();
-  await server?.close();
 });
 
 describe('a feedback item', () => {
@@ -184,7 +175,6 @@ describe('integrations and deliveries', () => {
     const project = await accountWithProject(server, 'pro', 'Hook app');
     // Refuses the message about one item, accepts every other.
     const receiver = await startHttpReceiver((_, request) => (request.body?.feedback?.title === 'Refused subject' ? 500 : 200));
-    receivers.push(receiver);
     const t = await tab();
     await signIn(t, server, project.token, `/projects/${project.projectId}/settings`);
     await t.page.getByLabel('Kind').selectOption('webhook');

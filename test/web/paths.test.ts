@@ -1,9 +1,9 @@
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/server.js';
 import { accountWithProject } from './api.js';
-import { BROWSER_TEST_TIMEOUTS, type DashboardTab, launchChromium, openTab, seriousViolations, signIn, VIEWPORTS } from './browser.js';
+import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
 
 vi.setConfig(BROWSER_TEST_TIMEOUTS);
 /*
@@ -29,8 +29,8 @@ const at = (seconds: number, daysAgo = 2) => {
   return new Date(day.getTime() + seconds * 1000).toISOString();
 };
 
-let server: TestServer;
-let browser: Browser;
+const server = useTestServer();
+const browser = useBrowser();
 let team: Awaited<ReturnType<typeof accountWithProject>>;
 const tabs: DashboardTab[] = [];
 
@@ -125,7 +125,6 @@ async function assertQuality(page: Page, what: string) {
 }
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
   team = await accountWithProject(server, 'team', 'Paths app');
   const events = Object.entries(JOURNEYS).flatMap(([userId, names]) =>
     names.map((eventName, i) => ({ eventName, userId, timestamp: at(i * 10) })),
@@ -144,8 +143,6 @@ afterAll(async () => {
     expect(problems, 'console errors or CSP violations').toEqual([]);
     for (const url of requestedUrls) expect(url).not.toContain(team.token);
   }
-  await browser?.close();
-  await server?.close();
 });
 
 describe('paths', () => {
