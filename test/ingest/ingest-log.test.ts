@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, mkdtemp, open, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { payloadDocuments } from '../../src/ingest/log/frame.js';
 import type { LogEventSink } from '../../src/ingest/log/log-sink.js';
 import { SegmentLog } from '../../src/ingest/log/segment-log.js';
