@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { batchInsertSettings } from '../../src/olap/tables/insert-settings.js';
+import { chTime } from '../../src/olap/time.js';
 import type { TestServer } from './server.js';
 
 /** A recognisable marker on every row of the "foreign" project: no tenant query may return it. */
 export const FOREIGN_MARKER = 'FOREIGN';
 const DAY_MS = 24 * 3600 * 1000;
-
-const chTime = (instant: Date) => instant.toISOString().replace('T', ' ').replace('Z', '');
 
 /**
  * Writes analytics rows of one project straight into ClickHouse: events (which feed the rollups

@@ -231,11 +231,19 @@ describe('integrations and deliveries', () => {
       .toBe(1);
     await t.page.getByLabel('Show').selectOption('');
     await expect.poll(() => deliveries.getByRole('row').count()).toBe(4);
-    // The unfiltered list is drawn from its own answer: wait for the refused row's outcome in it.
+    // The unfiltered list is drawn from its own answer and redrawn as deliveries change: read it
+    // until one drawing holds the refused row's outcome and the test message (read once, a redraw
+    // in between failed this under load).
+    let rows: string[] = [];
     await expect
-      .poll(() => deliveries.getByRole('row').filter({ hasText: 'Refused subject' }).textContent())
-      .toMatch(/Failed after 1 attempt(?!s)/);
-    const rows = await deliveries.getByRole('row').allTextContents();
+      .poll(async () => {
+        rows = await deliveries.getByRole('row').allTextContents();
+        return (
+          rows.some((row) => row.includes('Refused subject') && /Failed after 1 attempt(?!s)/.test(row)) &&
+          rows.some((row) => row.includes('Test message'))
+        );
+      })
+      .toBe(true);
     expect(rows.join('\n')).not.toMatch(/webhook: [0-9a-f-]{36}|\(1 attempts\)/);
     const refused = rows.find((row) => row.includes('Refused subject'));
     expect(refused).toMatch(/New feedback: Refused subject/);

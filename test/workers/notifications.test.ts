@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ParsedMail } from 'mailparser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/workers/notify/signature.js';
 import { addIntegration, addMember, createFeedback, createProject, setPlan, type TestProject } from '../helpers/factories.js';
 import { listDeliveries, notificationCount, settledDeliveries } from '../helpers/notifications.js';
@@ -39,12 +39,8 @@ describe.each([
 ])('notifications, $mode', ({ redis }) => {
   const skip = redis && !withRedis;
   let smtp: SmtpReceiver;
-  const receivers: HttpReceiver[] = [];
-  const receiver = async () => {
-    const r = await startHttpReceiver();
-    receivers.push(r);
-    return r;
-  };
+  // Each receiver closes by itself when the test that started it finishes (receivers.ts).
+  const receiver = () => startHttpReceiver();
 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
@@ -60,11 +56,6 @@ describe.each([
       DELIVERY_TIMEOUT_MS: '2000',
     },
   }));
-  afterAll(async () => {
-    await smtp?.close();
-    for (const r of receivers) await r.close();
-  });
-
   const admin = async (project: TestProject, method: string, path: string, body?: unknown) => {
     const response = await server.request(method, `/api/v1/projects/${project.id}${path}`, { bearer: project.account.adminToken, body });
     expect(response.status, `${method} ${path}: ${JSON.stringify(response.body)}`).toBe(200);
