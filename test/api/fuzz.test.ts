@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import type { OpenAPIV3 } from 'openapi-types';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { createAccount, createFeedback, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
@@ -17,6 +17,7 @@ import {
   type Schema,
   surrogateOrNul,
 } from '../helpers/fuzz-values.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { requestTo, useTestServer } from '../helpers/server.js';
 
 /*
@@ -135,10 +136,10 @@ beforeAll(async () => {
       where table_schema = 'public' and table_type = 'BASE TABLE'
       order by table_name`
   ).map((row) => row.name);
-});
-afterAll(async () => {
-  http?.closeAllConnections();
-  await new Promise((resolve) => (http ? http.close(resolve) : resolve(undefined)));
+  stopWhenDone(async () => {
+    http?.closeAllConnections();
+    await new Promise((resolve) => (http ? http.close(resolve) : resolve(undefined)));
+  });
 });
 
 /** Every row of every table, as one digest per table (the database is this server's own). */

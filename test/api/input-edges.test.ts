@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { requestTo, useTestServer } from '../helpers/server.js';
 
 const server = useTestServer();
@@ -153,10 +154,10 @@ describe('requests Node refuses before the app sees them get the SPEC 7.1 body',
     http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), server.services.config.http);
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    http.closeAllConnections();
-    await new Promise((resolve) => http.close(resolve));
+    stopWhenDone(async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    });
   });
 
   it('a URL over 16 KiB: 431 with { error: true, reason }', async () => {

@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { RateLimits } from '../../src/api/middleware/rate-limit.js';
 import { ConfigError, loadConfig } from '../../src/core/config.js';
 import { createAccount, createProject, type TestAccount, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { redisAvailable } from '../helpers/redis.js';
 import { type HttpResponse, type RequestOptions, requestTo, TEST_REDIS_URL, useTestServer } from '../helpers/server.js';
 
@@ -306,11 +307,11 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
       buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits: new RateLimits(server.services.config.rateLimits) }),
       server.services.config.http,
     );
-  });
-  afterAll(async () => {
-    await close(second);
-    await close(memoryOnly);
-    secondRedis?.disconnect();
+    stopWhenDone(async () => {
+      await close(second);
+      await close(memoryOnly);
+      secondRedis?.disconnect();
+    });
   });
 
   it('per-key and failed-authentication budgets are counted once across both instances; Redis keys hold ids, not secrets', async () => {
@@ -361,20 +362,20 @@ describe.skipIf(!withRedis)('Redis store: API processes sharing one Redis share 
 
 describe('rate limiting without a reachable Redis', () => {
   const server = useTestServer({ env: SMALL_BUDGETS });
-  let http: Server | undefined;
-  let deadRedis: Redis | undefined;
-
-  afterAll(async () => {
-    await close(http);
-    deadRedis?.disconnect();
-  });
 
   it('falls back to per-process counting: requests are served and still limited', async () => {
     const project = await createProject(server);
-    deadRedis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const deadRedis = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     deadRedis.on('error', () => {});
     const rateLimits = new RateLimits(server.services.config.rateLimits, { client: deadRedis, prefix: 'unreachable' });
-    http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits }), server.services.config.http);
+    const http = createHttpServer(
+      buildApp({ ...server.services, operatorToken: server.operatorToken, rateLimits }),
+      server.services.config.http,
+    );
+    stopWhenDone(async () => {
+      await close(http);
+      deadRedis.disconnect();
+    });
     const request = client(await listen(http));
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++)
@@ -444,9 +445,9 @@ describe('body size and connection limits', () => {
       }).http;
       http = createHttpServer(buildApp({ ...server.services, operatorToken: server.operatorToken }), timeouts);
       port = Number(new URL(await listen(http)).port);
-    });
-    afterAll(async () => {
-      await close(http);
+      stopWhenDone(async () => {
+        await close(http);
+      });
     });
 
     /** Writes `chunks` to a raw connection and resolves with what the server sent once it closes it. */

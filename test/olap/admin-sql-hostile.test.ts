@@ -3,9 +3,10 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chdbReadonlyEngine } from '../../src/olap/readonly/readonly-session.js';
 import { createProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { useTestServer } from '../helpers/server.js';
 
 /**
@@ -49,9 +50,9 @@ beforeAll(async () => {
   await fetch(listenerUrl);
   expect(requestsSeen).toBe(1);
   requestsSeen = 0;
-});
-afterAll(async () => {
-  await new Promise((resolve) => listener?.close(resolve));
+  stopWhenDone(async () => {
+    await new Promise((resolve) => listener?.close(resolve));
+  });
 });
 
 const sql = (query: string, params?: Record<string, unknown>) =>

@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { hashSecret } from '../../src/core/secrets.js';
 import { createSql, type Sql } from '../../src/oltp/db.js';
 import { ProjectKeyCache } from '../../src/oltp/projects.cache.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { useTestServer } from '../helpers/server.js';
 
 /*
@@ -62,12 +63,12 @@ describe('changes reach every process at once (API_KEY_CACHE_SECONDS=3600)', () 
     );
     await new Promise((resolve) => other.once('listening', resolve));
     otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    other?.closeAllConnections();
-    await new Promise((resolve) => other?.close(resolve));
-    await otherKeys?.close();
-    await otherSql?.end();
+    stopWhenDone(async () => {
+      other?.closeAllConnections();
+      await new Promise((resolve) => other?.close(resolve));
+      await otherKeys?.close();
+      await otherSql?.end();
+    });
   });
 
   const status = async (p: TestProject) => (await server.request('GET', '/api/v1/feedbacks', { apiKey: p.apiKey })).status;

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startTelemetryServer } from '../../src/runtime/telemetry-server.js';
 import { createFeedback, createProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { eventually, redisAvailable } from '../helpers/redis.js';
 import { useTestServer } from '../helpers/server.js';
 
@@ -36,9 +37,9 @@ describe.each([
     const started = await startTelemetryServer(server.services.telemetry.registry, 0, '127.0.0.1');
     telemetryPort = started.port;
     closeMetrics = started.close;
-  });
-  afterAll(async () => {
-    await closeMetrics?.();
+    stopWhenDone(async () => {
+      await closeMetrics?.();
+    });
   });
 
   it.skipIf(redis && !withRedis)('counts and times requests per route pattern and status', async () => {

@@ -3,9 +3,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { REPO_ROOT } from '../helpers/process.js';
 import { useTestServer } from '../helpers/server.js';
 import { useBrowser } from '../web/browser.js';
@@ -56,9 +57,9 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await new Promise((resolve) => app?.close(resolve));
+  stopWhenDone(async () => {
+    await new Promise((resolve) => app?.close(resolve));
+  });
 });
 
 function pageUrl(options: Record<string, string> = {}): string {

@@ -2,11 +2,12 @@ import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { beforeAll, expect, it, vi } from 'vitest';
 import { FeedbackApiError, FeedbackDropError } from '../../sdk/dist/node.js';
 import { findFreePort } from '../../src/core/net.js';
 import { eventually } from '../helpers/eventually.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
+import { stopWhenDone } from '../helpers/lifecycle.js';
 import { REPO_ROOT } from '../helpers/process.js';
 import { useTestServer } from '../helpers/server.js';
 import { sdkClient } from './sdk-client.js';
@@ -32,9 +33,9 @@ beforeAll(async () => {
   await mkdir(path.join(appDir, 'node_modules', '@feedback'), { recursive: true });
   await symlink(path.join(REPO_ROOT, 'sdk'), path.join(appDir, 'node_modules', '@feedback', 'sdk'));
   await writeFile(path.join(appDir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-});
-afterAll(async () => {
-  if (appDir) await rm(appDir, { recursive: true, force: true });
+  stopWhenDone(async () => {
+    if (appDir) await rm(appDir, { recursive: true, force: true });
+  });
 });
 
 async function storedCount(eventName: string): Promise<number> {

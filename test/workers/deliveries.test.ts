@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { claimDelivery, markAttemptFailed, markDelivered } from '../../src/oltp/deliveries.repo.js';
 import { dispatchNotifications, pruneSettledNotifications } from '../../src/oltp/notifications.repo.js';
 import { enqueueDeliveries } from '../../src/workers/notify/deliveries.queue.js';
@@ -300,10 +300,6 @@ describe('without ALLOW_PRIVATE_WEBHOOKS and without SMTP_URL', () => {
   beforeAll(async () => {
     receiver = await startHttpReceiver();
   });
-  afterAll(async () => {
-    await receiver?.close();
-  });
-
   it('refuses webhooks to loopback addresses, by IP and by a name resolving to one: failed at once, with the reason', async () => {
     const project = await createProject(server, { plan: 'pro' });
     const byIp = await addIntegration(server, project, { kind: 'webhook', url: receiver.url, secret: 'whsec_ssrf_test_secret' });
@@ -424,11 +420,6 @@ describe('at send time the plan, the membership and the opt-in still hold (SPEC 
     workers: false,
     env: { SMTP_URL: smtp.url, ALLOW_PRIVATE_WEBHOOKS: 'true', DELIVERY_TIMEOUT_MS: '2000' },
   }));
-  afterAll(async () => {
-    await smtp?.close();
-    await receiver?.close();
-  });
-
   const deps = (): DeliveryDeps => ({
     sql: server.sql,
     sender: { mailer: server.services.mailer, publicUrl: 'http://127.0.0.1', timeoutMs: 2000, allowPrivateWebhooks: true },
@@ -557,10 +548,6 @@ describe('an SMTP server slower, over the whole send, than DELIVERY_TIMEOUT_MS (
   const server = useTestServer(() => ({
     env: { SMTP_URL: smtp.url, DELIVERY_TIMEOUT_MS: '400', DELIVERY_BACKOFF_MS: '50', DELIVERY_MAX_ATTEMPTS: '3' },
   }));
-  afterAll(async () => {
-    await smtp?.close();
-  });
-
   it('sends the email once and records it delivered: an attempt is not given up on while its send goes on', async () => {
     const project = await createProject(server, { plan: 'team' });
     const address = `slow-${project.id.slice(0, 8)}@example.com`;
