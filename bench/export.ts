@@ -9,9 +9,8 @@
  * same data directory. PostgreSQL: a fresh database on DATABASE_URL's server (required).
  * Knobs: BENCH_EVENTS (default 10,000,000), BENCH_FORMATS (default csv,jsonl,parquet).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,7 @@ import { createSql } from '../src/oltp/db.js';
 import { createProject } from '../src/oltp/projects.repo.js';
 import { migrateAll } from '../src/runtime/bootstrap.js';
 import { createServices } from '../src/runtime/services.js';
+import { output, rssMb, runTsx } from './child.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const FORMATS = (process.env.BENCH_FORMATS ?? 'csv,jsonl,parquet').split(',');
@@ -71,28 +71,6 @@ async function load(dataDir: string, databaseUrl: string) {
   }
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function output(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
-  let text = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      text += chunk;
-      const match = pattern.exec(text);
-      if (match) resolve(match);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${text.slice(-2000)}`)));
-  });
-}
-
-/** Resident memory of a process, in MB (VmRSS of /proc/<pid>/status). */
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? 0) / 1024;
-}
-
 async function orchestrate() {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('bench:export needs DATABASE_URL (a PostgreSQL server where it may create a database)');
@@ -105,7 +83,7 @@ async function orchestrate() {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'feedback-bench-export-'));
   let service: ChildProcess | undefined;
   try {
-    const loader = run(['bench/export.ts', 'load', dataDir, databaseUrl], process.env);
+    const loader = runTsx(['bench/export.ts', 'load', dataDir, databaseUrl], process.env);
     const loaded = JSON.parse((await output(loader, /^LOADED (.*)$/m))[1] ?? '{}') as {
       projectId: string;
       adminToken: string;
@@ -115,7 +93,7 @@ async function orchestrate() {
     log(`loaded ${TOTAL.toLocaleString('en')} events in ${loaded.seconds.toFixed(0)} s`);
 
     const port = await findFreePort();
-    service = run(['src/main.ts'], {
+    service = runTsx(['src/main.ts'], {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -17,10 +17,10 @@
  *
  * PostgreSQL: a fresh database on DATABASE_URL's server (required).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -37,6 +37,7 @@ import { createSql } from '../src/oltp/db.js';
 import { createProject } from '../src/oltp/projects.repo.js';
 import { migrateAll } from '../src/runtime/bootstrap.js';
 import { createServices } from '../src/runtime/services.js';
+import { output, rssMb, runTsx } from './child.js';
 
 const TOTAL = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const DAY = 24 * 3600 * 1000;
@@ -138,28 +139,6 @@ async function engineAlone(dataDir: string, projectId: string, outDir: string) {
   log(`ENGINE ${JSON.stringify(results)}`);
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv, cwd = process.cwd()): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', ...args], { env, cwd, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function output(child: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
-  let text = '';
-  return new Promise((resolve, reject) => {
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      text += chunk;
-      const match = pattern.exec(text);
-      if (match) resolve(match);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code} before ${pattern}: ${text.slice(-2000)}`)));
-  });
-}
-
-/** Resident memory of a process, in MB (VmRSS of /proc/<pid>/status). */
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? 0) / 1024;
-}
-
 async function orchestrate() {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('bench:sql needs DATABASE_URL (a PostgreSQL server where it may create a database)');
@@ -172,7 +151,7 @@ async function orchestrate() {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'feedback-bench-sql-'));
   let service: ChildProcess | undefined;
   try {
-    const loader = run(['bench/sql.ts', 'load', dataDir, databaseUrl], process.env);
+    const loader = runTsx(['bench/sql.ts', 'load', dataDir, databaseUrl], process.env);
     const loaded = JSON.parse((await output(loader, /^LOADED (.*)$/m))[1] ?? '{}') as { projectId: string; password: string };
     await new Promise((resolve) => loader.once('exit', resolve));
 
@@ -193,7 +172,7 @@ async function orchestrate() {
       { label: 'the interface (HTTP, own port)', cwd: process.cwd() },
     ];
     for (let round = 1; round <= ROUNDS; round++) {
-      const engine = run(['bench/sql.ts', 'engine', dataDir, loaded.projectId, dataDir], process.env);
+      const engine = runTsx(['bench/sql.ts', 'engine', dataDir, loaded.projectId, dataDir], process.env);
       const alone = JSON.parse((await output(engine, /^ENGINE (.*)$/m))[1] ?? '[]') as {
         format: string;
         threads?: number;
@@ -221,7 +200,7 @@ async function orchestrate() {
       // Alternating: each round reverses the order of the variants.
       for (const variant of round % 2 === 1 ? variants : [...variants].reverse()) {
         const [port, chPort] = [await findFreePort(), await findFreePort()];
-        service = run(
+        service = runTsx(
           ['src/main.ts'],
           {
             ...process.env,
