@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 
 /**
@@ -47,4 +48,15 @@ export function toParams(entries: Record<string, string | number | undefined | n
     else params.set(name, String(value));
   }
   return params;
+}
+
+/**
+ * A form's fields, started from the inputs its page read from the URL (`initial`) and set again
+ * whenever the query string (`search`) changes: back, forward or a pasted link. `set` changes
+ * some fields and keeps the others.
+ */
+export function useUrlDraft<T extends object>(initial: T, search: string): [T, (change: Partial<T>) => void] {
+  const [draft, setDraft] = useState(initial);
+  useEffect(() => setDraft(initial), [search]);
+  return [draft, (change) => setDraft((current) => ({ ...current, ...change }))];
 }

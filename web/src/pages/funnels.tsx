@@ -1,4 +1,3 @@
-import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
@@ -8,7 +7,7 @@ import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { formatCount, formatDuration, formatPercent, isoDay } from '../lib/format';
-import { dayParam, textParam, toParams, useQueryState } from '../lib/url-state';
+import { dayParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
 type FunnelRequest = Schemas['FunnelRequest'];
@@ -139,10 +138,8 @@ function FunnelForm({
   busy: boolean;
   onSubmit: (draft: FunnelDraft) => void;
 }) {
-  const [draft, setDraft] = useState(initial);
   // Back, forward or a pasted link change the query: the fields follow it.
-  useEffect(() => setDraft(initial), [search]);
-  const set = (change: Partial<FunnelDraft>) => setDraft((current) => ({ ...current, ...change }));
+  const [draft, set] = useUrlDraft(initial, search);
   const { steps, from, to, windowValue, unit, breakdown } = draft;
   const setSteps = (next: StepDraft[]) => set({ steps: next });
   const names = useEventNames(projectId);

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
@@ -10,7 +10,7 @@ import { PlanNarrowing } from '../components/plan-narrowing';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { formatCount, isoDay } from '../lib/format';
 import { flowsOf, type PathNode, type PathsResult, parseNodeId, pathNodes, usersText } from '../lib/paths-graph';
-import { dayParam, intParam, textParam, toParams, useQueryState } from '../lib/url-state';
+import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
 type PathsRequest = Schemas['PathsRequest'];
@@ -129,10 +129,8 @@ function PathsForm({
   busy: boolean;
   onSubmit: (draft: PathsDraft) => void;
 }) {
-  const [draft, setDraft] = useState(initial);
   // Back, forward or a pasted link change the query: the fields follow it.
-  useEffect(() => setDraft(initial), [search]);
-  const set = (change: Partial<PathsDraft>) => setDraft((current) => ({ ...current, ...change }));
+  const [draft, set] = useUrlDraft(initial, search);
   const names = useEventNames(projectId);
   const submit = (event: Event) => {
     event.preventDefault();

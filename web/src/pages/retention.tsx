@@ -1,4 +1,3 @@
-import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
@@ -8,7 +7,7 @@ import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { formatCount, formatDate, formatPercent, isoDay } from '../lib/format';
-import { dayParam, intParam, textParam, toParams, useQueryState } from '../lib/url-state';
+import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
 type RetentionRequest = Schemas['RetentionRequest'];
@@ -122,10 +121,8 @@ function RetentionForm({
   busy: boolean;
   onSubmit: (request: RetentionRequest) => void;
 }) {
-  const [draft, setDraft] = useState(initial);
   // Back, forward or a pasted link change the query: the fields follow it.
-  useEffect(() => setDraft(initial), [search]);
-  const set = (change: Partial<RetentionDraft>) => setDraft((current) => ({ ...current, ...change }));
+  const [draft, set] = useUrlDraft(initial, search);
   const { cohortEvent, returnEvent, interval, periods, from, to } = draft;
   const names = useEventNames(projectId);
   const submit = (event: Event) => {
