@@ -299,7 +299,9 @@ async function memoryMb(pid: number, metricsPort: number): Promise<{ rss: number
  * service process, ten streams, the same flood twice: first while the clients read (the baseline:
  * what ingestion itself holds, chDB's inserts included), then while they are paused. The service's
  * resident and external memory are sampled throughout; the paused phase's external memory (where
- * the owed bytes lived) may exceed the reading phase's by less than 32 MB. CI floods LIVE_FLOOD_SECONDS (default 6) per phase;
+ * the owed bytes lived) may exceed the reading phase's by less than 60 MB: the bound lets ten streams
+ * hold 10 MiB, the phase-to-phase noise of ingestion's own external memory reached +37 MB in a
+ * loaded CI run, and without the bound the growth is +109 MB. CI floods LIVE_FLOOD_SECONDS (default 6) per phase;
  * `npm run bench:live` runs the issue's 20 s. CI's events carry LIVE_FLOOD_PAD_BYTES (default
  * 8,000) of properties: each paused client is then owed far more than the kernel's socket buffers
  * absorb (about 4 MB a connection here), so without the bound the test fails (+109 MB external).
@@ -310,7 +312,7 @@ describe('live view: clients that stop reading (a real service process)', () => 
   const perSecond = 500;
   const raws: RawStream[] = [];
 
-  it(`10 paused clients under ${perSecond} events/s for ${seconds} s leave no backlog in the service (its external memory grows < 32 MB); a resumed client hears how many it missed, then live events`, {
+  it(`10 paused clients under ${perSecond} events/s for ${seconds} s leave no backlog in the service (its external memory grows < 60 MB); a resumed client hears how many it missed, then live events`, {
     timeout: PROCESS_TEST_TIMEOUT_MS + seconds * 6_000,
   }, async () => {
     const setup = await serviceSetup();
@@ -395,7 +397,9 @@ describe('live view: clients that stop reading (a real service process)', () => 
     // without the bound), and it barely moves otherwise. RSS is printed, not checked: it also holds
     // V8's uncollected garbage and chDB's inserts, and on this shared machine its peaks moved by
     // -47 to +153 MB between two phases with the bound and +101 MB without it (measured).
-    expect(externalGrowth).toBeLessThan(32);
+    // 60 MB sits between what the bound allows plus that noise (10 MiB + up to 37 MB seen under CI
+    // load) and what the service holds without the bound (+109 MB).
+    expect(externalGrowth).toBeLessThan(60);
 
     // One client reads again: first the rest of what it was owed, then the notice, then live events.
     resumed.resume();
