@@ -2,10 +2,11 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
-import { Empty, FailureNotice, Loading } from '../components/states';
+import { Empty } from '../components/states';
 import { formatCount, formatDuration, formatPercent, isoDay } from '../lib/format';
 import { dayParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
@@ -114,13 +115,17 @@ export function FunnelsPage() {
         busy={result.state === 'loading' && request !== null}
         onSubmit={(next) => setParams(toQuery(next))}
       />
-      <section class="card" aria-labelledby="funnel-result-heading" aria-busy={result.state === 'loading'}>
-        <h2 id="funnel-result-heading">Conversion</h2>
-        {request === null && <Empty>Choose two to ten steps and compute the funnel.</Empty>}
-        {request !== null && result.state === 'loading' && <Loading what="the funnel" />}
-        {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
-        {request !== null && result.state === 'ready' && result.data && <FunnelAnswer answer={result.data} />}
-      </section>
+      <InsightResult
+        id="funnel-result"
+        heading="Conversion"
+        result={result}
+        asked={request !== null}
+        emptyHint="Choose two to ten steps and compute the funnel."
+        loadingWhat="the funnel"
+        planHint={PRO_CUSTOM}
+      >
+        {(answer) => <FunnelAnswer answer={answer} />}
+      </InsightResult>
     </Page>
   );
 }

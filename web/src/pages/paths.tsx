@@ -3,11 +3,12 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PathsSankey } from '../components/paths-sankey';
 import { PathsEdgesTable, PathsNodeDetails, PathsTopTable } from '../components/paths-tables';
 import { PlanNarrowing } from '../components/plan-narrowing';
-import { Empty, FailureNotice, Loading } from '../components/states';
+import { Empty } from '../components/states';
 import { formatCount, isoDay } from '../lib/format';
 import { flowsOf, type PathNode, type PathsResult, parseNodeId, pathNodes, usersText } from '../lib/paths-graph';
 import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
@@ -106,12 +107,9 @@ export function PathsPage() {
         busy={result.state === 'loading'}
         onSubmit={(next) => setParams(toQuery(next))}
       />
-      <section class="card" aria-labelledby="paths-result-heading" aria-busy={result.state === 'loading'}>
-        <h2 id="paths-result-heading">Paths</h2>
-        {result.state === 'loading' && <Loading what="the paths" />}
-        {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
-        {result.state === 'ready' && <PathsAnswer answer={result.data} selected={node} onSelect={select} />}
-      </section>
+      <InsightResult id="paths-result" heading="Paths" result={result} loadingWhat="the paths" planHint={PRO_CUSTOM}>
+        {(answer) => <PathsAnswer answer={answer} selected={node} onSelect={select} />}
+      </InsightResult>
     </Page>
   );
 }

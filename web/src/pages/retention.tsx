@@ -2,10 +2,11 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
-import { Empty, FailureNotice, Loading } from '../components/states';
+import { Empty } from '../components/states';
 import { formatCount, formatDate, formatPercent, isoDay } from '../lib/format';
 import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
@@ -97,13 +98,17 @@ export function RetentionPage() {
         busy={result.state === 'loading' && request !== null}
         onSubmit={(next) => setParams(toQuery(next))}
       />
-      <section class="card" aria-labelledby="retention-result-heading" aria-busy={result.state === 'loading'}>
-        <h2 id="retention-result-heading">Cohorts</h2>
-        {request === null && <Empty>Choose the events and the interval, then show the cohorts.</Empty>}
-        {request !== null && result.state === 'loading' && <Loading what="the cohorts" />}
-        {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_CUSTOM} />}
-        {request !== null && result.state === 'ready' && result.data && <Cohorts answer={result.data} />}
-      </section>
+      <InsightResult
+        id="retention-result"
+        heading="Cohorts"
+        result={result}
+        asked={request !== null}
+        emptyHint="Choose the events and the interval, then show the cohorts."
+        loadingWhat="the cohorts"
+        planHint={PRO_CUSTOM}
+      >
+        {(answer) => <Cohorts answer={answer} />}
+      </InsightResult>
     </Page>
   );
 }
