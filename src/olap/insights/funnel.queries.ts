@@ -69,7 +69,8 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
  * What keeps it fast over a year of events (BENCHMARKS.md, "Insights"):
  * - the rows come from `events_by_user`, the events in (project, user, time) order and a third of
  *   the width of `events`, grouped by user with a hash (USER_ORDER_SETTINGS: in order measured
- *   slower); a user's rows arrive together;
+ *   slower) on the fixed-width `user_key` (sql/clickhouse/010), and by the breakdown only when
+ *   there is one; a user's rows arrive together;
  * - only the rows of the step names in the window are read (the project through the sort key,
  *   the months through the partitions);
  * - per match only its time and step are kept, packed in one UInt64, gathered by one groupArrayIf
@@ -88,8 +89,12 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
     stepNames: [...new Set(query.steps.map((s) => s.eventName))],
   };
   const conditions = query.steps.map((step, i) => stepCondition(step, i, params));
-  const breakdown = query.breakdown === undefined ? "CAST(NULL, 'Nullable(String)')" : propertyText('breakdownKey');
-  if (query.breakdown !== undefined) params.breakdownKey = query.breakdown;
+  // Split: the breakdown is read per row and is part of the GROUP BY. Not split: the GROUP BY is
+  // the user alone (a fixed-width key), and the breakdown a constant NULL added after it.
+  const split = query.breakdown !== undefined;
+  if (split) params.breakdownKey = query.breakdown;
+  const rowBreakdown = split ? `, ${propertyText('breakdownKey')} AS breakdown` : '';
+  const userBreakdown = split ? 'breakdown' : "CAST(NULL, 'Nullable(String)') AS breakdown";
   const w = query.windowMs;
   const steps = Array.from({ length: n }, (_, i) => i + 1);
   // A user's matches as one UInt64 each, (ms since the epoch) << 4 | step (ms < 2^53, a step < 16),
@@ -129,14 +134,14 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
        SELECT breakdown, ${level} AS level,
               ${replay.join(',\n              ')}
        FROM (
-         SELECT breakdown, ${matches} AS m
+         SELECT ${userBreakdown}, ${matches} AS m
          FROM (
-           SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
+           SELECT user_key${rowBreakdown}, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
                   ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}
            FROM events_by_user
            WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
          )
-         GROUP BY user_id, breakdown
+         GROUP BY user_key${split ? ', breakdown' : ''}
        )
      )
      WHERE level > 0
