@@ -74,7 +74,8 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
  * - only the rows of the step names in the window are read (the project through the sort key,
  *   the months through the partitions);
  * - per match only its time and step are kept, packed in one UInt64, gathered by one groupArrayIf
- *   per step (an array of matches built per row cost a fifth more CPU, measured);
+ *   (one per step when two steps share a name; an array of matches built per row cost a fifth
+ *   more CPU, measured);
  * - the replay is one pass of array functions per step over all users at once, not an arrayFold,
  *   which evaluates its lambda once per element (ten times slower, measured).
  *
@@ -98,9 +99,16 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   const w = query.windowMs;
   const steps = Array.from({ length: n }, (_, i) => i + 1);
   // A user's matches as one UInt64 each, (ms since the epoch) << 4 | step (ms < 2^53, a step < 16),
-  // gathered per step (an event matching two steps is two matches) and sorted as numbers: by time,
-  // then step, as windowFunnel sorts its events. No array is built per row.
-  const matches = `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;
+  // sorted as numbers: by time, then step, as windowFunnel sorts its events. No array is built per
+  // row. When the steps' names are all different an event can match one step only (the one of its
+  // name), so one groupArray gathers every match with its step; otherwise one groupArrayIf per
+  // step (an event matching two steps is two matches), which cost 409 ms of CPU against 312 for
+  // the single one over the 2.2 M rows of the bench's funnel (BENCHMARKS.md).
+  const distinctNames = new Set(query.steps.map((s) => s.eventName)).size === n;
+  const matches = distinctNames
+    ? `arraySort(groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), step), step > 0))`
+    : `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;
+  const rowStep = distinctNames ? `, multiIf(${steps.map((k) => `c${k}, ${k}`).join(', ')}, 0) AS step` : '';
   // The replay, one array pass per step. starts_k[p]: the latest start (ms) of a chain that had
   // reached step k at position p of the matches, -1 before any. A step-k match at p reaches step k
   // from starts_{k-1}[p-1] when it lies within the window of that start. Starts never decrease
@@ -137,7 +145,7 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
          SELECT ${userBreakdown}, ${matches} AS m
          FROM (
            SELECT user_key${rowBreakdown}, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
-                  ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}
+                  ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}${rowStep}
            FROM events_by_user
            WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
          )
