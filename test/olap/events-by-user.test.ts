@@ -77,6 +77,32 @@ describe('events_by_user', () => {
     expect(await rowsOf(client, before)).toHaveLength(3);
   });
 
+  it('holds user_key, sipHash128(user_id) as a number, written into the parts stored before migration 010 and into every later insert', async () => {
+    expect(applied).toContain('010_events_by_user_key.sql');
+    const keys = await client.query({
+      query: `SELECT user_id, toString(user_key) AS key, toString(reinterpretAsUInt128(sipHash128(user_id))) AS hash
+              FROM events_by_user WHERE project_id = {p:UUID} ORDER BY user_id, created_at`,
+      query_params: { p: before },
+      format: 'JSONEachRow',
+    });
+    const rows = await keys.json<{ user_id: string; key: string; hash: string }>();
+    expect(rows.map((row) => row.user_id)).toEqual(['u1', 'u1', 'u2']);
+    for (const row of rows) expect(row.key).toBe(row.hash);
+    expect(rows[0]?.key).not.toBe(rows[2]?.key);
+    // Every active part has the column on disk (MATERIALIZE COLUMN rewrote the older ones), so no
+    // read computes it again.
+    const parts = await client.query({
+      query: `SELECT count() AS parts, countIf(has(columns, 'user_key')) AS with_key
+              FROM (SELECT name, groupArray(column) AS columns FROM system.parts_columns
+                    WHERE active AND database = currentDatabase() AND table = 'events_by_user' GROUP BY name)`,
+      format: 'JSONEachRow',
+      clickhouse_settings: { output_format_json_quote_64bit_integers: 0 },
+    });
+    const [count] = await parts.json<{ parts: number; with_key: number }>();
+    expect(count?.parts).toBeGreaterThan(0);
+    expect(count?.with_key).toBe(count?.parts);
+  });
+
   it('is read by the funnel, retention and paths queries, grouped by user with a hash aggregation (not in order)', async () => {
     const real = client;
     const projectId = randomUUID();

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { edgeOrder } from '../../src/api/insights/insights.service.js';
 import type { IngestEvent } from '../../src/core/event.js';
+import type { ClickHouseClient } from '../../src/olap/clickhouse.js';
 import { funnel } from '../../src/olap/insights/funnel.queries.js';
 import { paths } from '../../src/olap/insights/paths.queries.js';
 import { retention } from '../../src/olap/insights/retention.queries.js';
@@ -179,6 +180,57 @@ describe('insights queries equal a plain recomputation from the same events (pro
           ...expected,
           edges: [...expected.edges].sort(edgeOrder),
         });
+      }),
+      runOptions,
+    );
+  });
+
+  it("paths from the first event keep each user's first K events, and ask again with every event exactly when some user's first K hold fewer than depth names", {
+    timeout: 120_000,
+  }, async () => {
+    const boundedArb = fc.record({
+      depth: fc.integer({ min: 2, max: 6 }),
+      excludeEvents: fc.subarray([...PATH_NAMES], { maxLength: 2 }),
+      boundedEvents: fc.integer({ min: 1, max: 8 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(pathEventsArb, scopeArb, boundedArb, async (events, scope, arb) => {
+        const query = { depth: arb.depth, excludeEvents: arb.excludeEvents };
+        const projectId = await load(events);
+        // Every query the function sends is counted.
+        let sent = 0;
+        const counting = {
+          query: (params: Parameters<ClickHouseClient['query']>[0]) => {
+            sent += 1;
+            return server.clickhouse.query(params);
+          },
+        } as unknown as ClickHouseClient;
+        const actual = await paths(
+          counting,
+          { projectId, start: new Date(scope.start), end: new Date(scope.end), names: scope.names },
+          query,
+          { boundedEvents: arb.boundedEvents },
+        );
+        const expected = referencePaths(events, scope, query);
+        expect({ ...actual, edges: [...actual.edges].sort(edgeOrder) }).toEqual({
+          ...expected,
+          edges: [...expected.edges].sort(edgeOrder),
+        });
+        // A user the first K events cannot answer: more than K events, and fewer than depth
+        // names once the first K are collapsed.
+        const byUser = new Map<string, RefEvent[]>();
+        for (const e of events) {
+          const inScope = e.t >= scope.start && e.t < scope.end && (scope.names === null || scope.names.includes(e.name));
+          if (inScope && !query.excludeEvents.includes(e.name)) byUser.set(e.user, [...(byUser.get(e.user) ?? []), e]);
+        }
+        const unanswered = [...byUser.values()].some((own) => {
+          const first = [...own]
+            .sort((x, y) => x.t - y.t || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0))
+            .slice(0, arb.boundedEvents)
+            .map((e) => e.name);
+          return own.length > arb.boundedEvents && first.filter((name, i) => i === 0 || first[i - 1] !== name).length < arb.depth;
+        });
+        expect(sent).toBe(unanswered ? 2 : 1);
       }),
       runOptions,
     );

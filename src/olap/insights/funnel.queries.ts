@@ -69,11 +69,13 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
  * What keeps it fast over a year of events (BENCHMARKS.md, "Insights"):
  * - the rows come from `events_by_user`, the events in (project, user, time) order and a third of
  *   the width of `events`, grouped by user with a hash (USER_ORDER_SETTINGS: in order measured
- *   slower); a user's rows arrive together;
+ *   slower) on the fixed-width `user_key` (sql/clickhouse/010), and by the breakdown only when
+ *   there is one; a user's rows arrive together;
  * - only the rows of the step names in the window are read (the project through the sort key,
  *   the months through the partitions);
  * - per match only its time and step are kept, packed in one UInt64, gathered by one groupArrayIf
- *   per step (an array of matches built per row cost a fifth more CPU, measured);
+ *   (one per step when two steps share a name; an array of matches built per row cost a fifth
+ *   more CPU, measured);
  * - the replay is one pass of array functions per step over all users at once, not an arrayFold,
  *   which evaluates its lambda once per element (ten times slower, measured).
  *
@@ -88,14 +90,25 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
     stepNames: [...new Set(query.steps.map((s) => s.eventName))],
   };
   const conditions = query.steps.map((step, i) => stepCondition(step, i, params));
-  const breakdown = query.breakdown === undefined ? "CAST(NULL, 'Nullable(String)')" : propertyText('breakdownKey');
-  if (query.breakdown !== undefined) params.breakdownKey = query.breakdown;
+  // Split: the breakdown is read per row and is part of the GROUP BY. Not split: the GROUP BY is
+  // the user alone (a fixed-width key), and the breakdown a constant NULL added after it.
+  const split = query.breakdown !== undefined;
+  if (split) params.breakdownKey = query.breakdown;
+  const rowBreakdown = split ? `, ${propertyText('breakdownKey')} AS breakdown` : '';
+  const userBreakdown = split ? 'breakdown' : "CAST(NULL, 'Nullable(String)') AS breakdown";
   const w = query.windowMs;
   const steps = Array.from({ length: n }, (_, i) => i + 1);
   // A user's matches as one UInt64 each, (ms since the epoch) << 4 | step (ms < 2^53, a step < 16),
-  // gathered per step (an event matching two steps is two matches) and sorted as numbers: by time,
-  // then step, as windowFunnel sorts its events. No array is built per row.
-  const matches = `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;
+  // sorted as numbers: by time, then step, as windowFunnel sorts its events. No array is built per
+  // row. When the steps' names are all different an event can match one step only (the one of its
+  // name), so one groupArray gathers every match with its step; otherwise one groupArrayIf per
+  // step (an event matching two steps is two matches), which cost 409 ms of CPU against 312 for
+  // the single one over the 2.2 M rows of the bench's funnel (BENCHMARKS.md).
+  const distinctNames = new Set(query.steps.map((s) => s.eventName)).size === n;
+  const matches = distinctNames
+    ? `arraySort(groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), step), step > 0))`
+    : `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;
+  const rowStep = distinctNames ? `, multiIf(${steps.map((k) => `c${k}, ${k}`).join(', ')}, 0) AS step` : '';
   // The replay, one array pass per step. starts_k[p]: the latest start (ms) of a chain that had
   // reached step k at position p of the matches, -1 before any. A step-k match at p reaches step k
   // from starts_{k-1}[p-1] when it lies within the window of that start. Starts never decrease
@@ -129,14 +142,14 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
        SELECT breakdown, ${level} AS level,
               ${replay.join(',\n              ')}
        FROM (
-         SELECT breakdown, ${matches} AS m
+         SELECT ${userBreakdown}, ${matches} AS m
          FROM (
-           SELECT user_id, ${breakdown} AS breakdown, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
-                  ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}
+           SELECT user_key${rowBreakdown}, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
+                  ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}${rowStep}
            FROM events_by_user
            WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
          )
-         GROUP BY user_id, breakdown
+         GROUP BY user_key${split ? ', breakdown' : ''}
        )
      )
      WHERE level > 0

@@ -33,7 +33,7 @@ export { queryRows } from '../query-rows.js';
 
 /**
  * The settings of a query that groups `events_by_user` by user (funnels, retention, paths): a hash
- * GROUP BY user_id, not an aggregation in order. Issue 30 asked for the in-order one so that
+ * GROUP BY user_key (the user id as a UInt128, sql/clickhouse/010), not an aggregation in order. Issue 30 asked for the in-order one so that
  * memory would follow one user's rows; on chDB 3.4.0 it peaked higher and ran up to ten times
  * slower than hashing the same table, in every run (docs/clickhouse.md, "Why hashed and not in
  * order"; BENCHMARKS.md, "Issue 30: insights speed"). The user order still helps the hash: one

@@ -28,7 +28,7 @@ const WORD_BITS = 256;
 
 /**
  * Retention cohorts (docs/insights.md, "Retention") in one scan of the window's events, read from
- * `events_by_user` and grouped by user (a hash, USER_ORDER_SETTINGS). Buckets
+ * `events_by_user` and grouped by user (a hash on the fixed-width `user_key`, USER_ORDER_SETTINGS). Buckets
  * are numbered from the window's first one (0, 1, …). Per user: the first bucket with a cohort
  * event (by its first occurrence) and the set of buckets with a return event, kept as bits of
  * UInt256 words (groupBitOr: a few OR instructions per row, where a per-user hash set of
@@ -49,7 +49,11 @@ export async function retention(client: ClickHouseClient, scope: InsightScope, q
   const params: Record<string, unknown> = { ...scopeParams(scope), periods: query.periods, daysPerPeriod };
   if (query.cohortEvent !== undefined) params.cohortEvent = query.cohortEvent;
   if (query.returnEvent !== undefined) params.returnEvent = query.returnEvent;
-  const first = `toRelativeDayNum(${bucket("{start:DateTime64(3, 'UTC')}")})`;
+  // A row's bucket by integer arithmetic on its milliseconds (no calendar function per row): the
+  // window's first bucket starts at midnight UTC of a day (a Monday for weeks), and every bucket
+  // is a whole number of UTC days, so the bucket of a time t at or after that start is
+  // (t − first) ÷ the bucket's milliseconds, the same number as counting calendar buckets.
+  const firstMs = `(toInt64(toUnixTimestamp(toDateTime(${bucket("{start:DateTime64(3, 'UTC')}")}, 'UTC'))) * 1000)`;
   const wordList = Array.from({ length: words }, (_, w) => w);
   const rows = await queryRows<{ cohort_start: string; retained: number[] }>(
     client,
@@ -57,16 +61,15 @@ export async function retention(client: ClickHouseClient, scope: InsightScope, q
             arrayConcat([count()], sumForEach(arrayMap(p -> toUInt64(bitAnd(bitShiftRight(returns[intDiv(cohort + p, ${WORD_BITS}) + 1], (cohort + p) % ${WORD_BITS}), 1) = 1),
                                                        range(1, {periods:UInt32} + 1)))) AS retained
      FROM (
-       SELECT user_id,
-              minIf(b, is_cohort) AS cohort,
+       SELECT minIf(b, is_cohort) AS cohort,
               [${wordList.map((w) => `groupBitOrIf(bitShiftLeft(toUInt256(1), b % ${WORD_BITS}), is_return AND intDiv(b, ${WORD_BITS}) = ${w})`).join(', ')}] AS returns
        FROM (
-         SELECT user_id, toUInt32(intDiv(toRelativeDayNum(${bucket('created_at')}) - ${first}, {daysPerPeriod:UInt32})) AS b,
+         SELECT user_key, toUInt32(intDiv(toUnixTimestamp64Milli(created_at) - ${firstMs}, ${daysPerPeriod * 86_400_000})) AS b,
                 ${isCohort} AS is_cohort, ${isReturn} AS is_return
          FROM events_by_user
          WHERE ${scopeCondition(scope)} AND ((${isCohort}) OR (${isReturn}))
        )
-       GROUP BY user_id
+       GROUP BY user_key
        HAVING countIf(is_cohort) > 0
      )
      GROUP BY cohort`,

@@ -9,7 +9,8 @@ import { batchInsertSettings } from './insert-settings.js';
  * `events` and the view's part leaves the copy short, as it does the rollups. Rows are matched
  * on every column the copy has (the copy has no event id): for each (project, user, time, name,
  * properties) of these events, the copy gets as many rows as `events` holds. Returns how many
- * rows were added; 0 when nothing was cut. Safe to repeat.
+ * rows were added; 0 when nothing was cut. Safe to repeat. The rows are written without
+ * `user_key` (sql/clickhouse/010): a MATERIALIZED column, computed by the table from user_id.
  */
 export async function repairUserOrderedCopy(client: ClickHouseClient, events: IngestEvent[], token: string): Promise<number> {
   if (events.length === 0) return 0;
