@@ -40,7 +40,56 @@ export function blocksPerBucket(idsPerSecond: number): number {
  * crafts colliding ids only makes its own retries' checks go to ClickHouse more often.
  */
 export function idHash(key: string): [number, number] {
-  return [murmur32(key, 0x9747b28c), murmur32(key, 0x1b873593)];
+  return [murmur32(key, SEED_A), murmur32(key, SEED_B)];
+}
+
+const SEED_A = 0x9747b28c;
+const SEED_B = 0x1b873593;
+
+/**
+ * idHash(eventKey(projectId, eventId)) written into `out[at]` and `out[at + 1]`, without building
+ * the key or an array: both seeds in one pass over the characters (their per-character mix does
+ * not depend on the seed). Ingestion hashes every client eventId with it (log/log-sink.ts).
+ */
+export function idHashOf(projectId: string, eventId: string, out: Uint32Array, at: number): void {
+  let a = SEED_A;
+  let b = SEED_B;
+  for (let i = 0; i < projectId.length; i++) {
+    const k = murmurK(projectId.charCodeAt(i));
+    a = murmurH(a, k);
+    b = murmurH(b, k);
+  }
+  const colon = murmurK(58); // ':' of eventKey
+  a = murmurH(a, colon);
+  b = murmurH(b, colon);
+  for (let i = 0; i < eventId.length; i++) {
+    const k = murmurK(eventId.charCodeAt(i));
+    a = murmurH(a, k);
+    b = murmurH(b, k);
+  }
+  const length = projectId.length + 1 + eventId.length;
+  out[at] = murmurFinal(a, length);
+  out[at + 1] = murmurFinal(b, length);
+}
+
+function murmurK(code: number): number {
+  const k = Math.imul(code, 0xcc9e2d51);
+  return Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+}
+
+function murmurH(h: number, k: number): number {
+  const x = h ^ k;
+  return (Math.imul((x << 13) | (x >>> 19), 5) + 0xe6546b64) | 0;
+}
+
+function murmurFinal(h: number, length: number): number {
+  let x = h ^ length;
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
 }
 
 function murmur32(key: string, seed: number): number {

@@ -15,7 +15,7 @@ export type BatchEventResult =
 export type BatchEventsResult = { accepted: number; duplicates: number; rejected: number; results: BatchEventResult[] };
 
 /** One event of a batch after validation: the event to store, or why it was refused. */
-export type Checked = { event: IngestEvent } | { reason: string };
+export type Checked = IngestEvent | { readonly reason: string };
 
 /**
  * Whether `stored`, the sink's answer for `input`, is `input` stored now rather than an earlier
@@ -50,7 +50,7 @@ export function batchResults(checked: Checked[], stored: IngestEvent[]): BatchEv
       continue;
     }
     const first = stored[next++] as IngestEvent;
-    if (isNew(item.event, first, seen)) {
+    if (isNew(item, first, seen)) {
       answer.accepted++;
       answer.results.push({ status: 'accepted', event: toTrackedEvent(first) });
     } else {
@@ -81,7 +81,7 @@ export function leanBatchResultsJson(checked: Checked[], stored: IngestEvent[]):
       continue;
     }
     const first = stored[next++] as IngestEvent;
-    if (isNew(item.event, first, seen)) {
+    if (isNew(item, first, seen)) {
       accepted++;
       results += `{"status":"accepted","id":"${first.event_id}"}`;
     } else {

@@ -91,6 +91,19 @@ function propertiesOk(value: unknown): value is Record<string, unknown> | null |
   if (value === undefined || value === null) return true;
   // zod's record copy drops a top-level `__proto__` key (it sets the copy's prototype instead).
   if (!isPlainObject(value) || Object.hasOwn(value, '__proto__')) return false;
+  // Flat properties, the common case, are bounded as measure() bounds them without its stacks
+  // and result object (no allocation per event); a nested value takes measure().
+  let flatBytes = 2;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const child = value[key];
+    if (child !== null && typeof child === 'object') return nestedPropertiesOk(value);
+    flatBytes += 4 + 6 * key.length + (typeof child === 'string' ? 2 + 6 * child.length : 25);
+  }
+  return flatBytes <= MAX_PROPERTIES_BYTES || Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES;
+}
+
+function nestedPropertiesOk(value: Record<string, unknown>): boolean {
   const { tooDeep, jsonBytesAtMost } = measure(value, MAX_PROPERTIES_DEPTH);
   if (tooDeep) return false;
   return jsonBytesAtMost <= MAX_PROPERTIES_BYTES || Buffer.byteLength(JSON.stringify(value)) <= MAX_PROPERTIES_BYTES;

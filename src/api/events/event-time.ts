@@ -11,23 +11,29 @@ import { MAX_FUTURE_MS, MAX_PAST_MS } from './events.schema.js';
  * MAX_PAST_MS back, MAX_FUTURE_MS ahead). Without `sentAt` the timestamp is taken as sent, and one
  * outside that window is refused, as before. An event without a timestamp keeps the receive time.
  */
-export type EventTime = { ok: true; createdAt: string } | { ok: false; reason: string };
+export type EventTime = string | TimeRefusal;
+/** Why an event's time was refused (one object per reason, made once: no object per accepted event). */
+export type TimeRefusal = { readonly reason: string };
+
+const TOO_LATE: TimeRefusal = { reason: 'timestamp: must be at most 1 hour in the future' };
+const TOO_EARLY: TimeRefusal = { reason: 'timestamp: must be at most 2 years in the past' };
 
 /** The shift to apply to the client's times: `received − sentAt` in ms, or undefined without sentAt. */
 export function clockSkewMs(sentAt: string | undefined, receivedMs: number): number | undefined {
   return sentAt === undefined ? undefined : receivedMs - Date.parse(sentAt);
 }
 
+/** The event's stored time (`created_at`, ISO), or why its timestamp is refused. */
 export function eventTime(timestamp: string | undefined, received: { ms: number; iso: string }, skewMs: number | undefined): EventTime {
-  if (timestamp === undefined) return { ok: true, createdAt: received.iso };
+  if (timestamp === undefined) return received.iso;
   const earliest = received.ms - MAX_PAST_MS;
   const latest = received.ms + MAX_FUTURE_MS;
   const sent = Date.parse(timestamp);
   if (skewMs === undefined) {
-    if (sent > latest) return { ok: false, reason: 'timestamp: must be at most 1 hour in the future' };
-    if (sent < earliest) return { ok: false, reason: 'timestamp: must be at most 2 years in the past' };
-    return { ok: true, createdAt: new Date(sent).toISOString() };
+    if (sent > latest) return TOO_LATE;
+    if (sent < earliest) return TOO_EARLY;
+    return new Date(sent).toISOString();
   }
   const corrected = Math.min(latest, Math.max(earliest, sent + skewMs));
-  return { ok: true, createdAt: new Date(corrected).toISOString() };
+  return new Date(corrected).toISOString();
 }

@@ -29,6 +29,8 @@ import {
   TrackRequestBody,
 } from './events.schema.js';
 
+const NOT_AN_OBJECT = { reason: 'event: must be a JSON object' } as const;
+
 /** Seconds a client should wait before retrying when the queue is unreachable. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -198,10 +200,10 @@ export const eventRoutes = [
       const body = checkTrackBody(ctx.request.body) ?? parseBody(TrackRequestBody, ctx.request.body);
       const received = receivedNow();
       const time = eventTime(body.timestamp, received, clockSkewMs(trackSentAt(ctx, body), received.ms));
-      if (!time.ok) throw badRequest(time.reason);
+      if (typeof time !== 'string') throw badRequest(time.reason);
       const refusal = publishableKeyRefusal(ctx, body.eventName, body.userId);
       if (refusal) throw forbidden(refusal);
-      const [stored] = await submit(deps, [toIngestEvent(keyProject(ctx).id, body, time.createdAt, received.iso)]);
+      const [stored] = await submit(deps, [toIngestEvent(keyProject(ctx).id, body, time, received.iso)]);
       const answer: ReturnType<typeof toTrackedEvent> & { success?: true } = toTrackedEvent(stored as IngestEvent);
       answer.success = true;
       ctx.body = answer;
@@ -251,8 +253,11 @@ export const eventRoutes = [
       // the SDK, while the rest of the batch is stored (issue 22). Strings no store can hold (app.ts
       // leaves them to this route) are looked for only when the text has an escape.
       const unstorableCheck = mayHoldUnstorable(ctx.request.rawBody);
+      // No object per event beyond the event stored: a refusal is its reason's object, and the
+      // valid events are gathered in the same pass.
+      const valid: IngestEvent[] = [];
       const checked = envelope.events.map((raw): Checked => {
-        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { reason: 'event: must be a JSON object' };
+        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return NOT_AN_OBJECT;
         const unstorable = unstorableCheck ? findUnstorableString(raw, 'event') : null;
         if (unstorable) return { reason: unstorable };
         let body: CheckedEvent | undefined = checkEvent(raw);
@@ -264,10 +269,11 @@ export const eventRoutes = [
         const refusal = publishableKeyRefusal(ctx, body.eventName, body.userId);
         if (refusal) return { reason: refusal };
         const time = eventTime(body.timestamp, received, skewMs);
-        if (!time.ok) return { reason: time.reason };
-        return { event: toIngestEvent(projectId, body, time.createdAt, received.iso) };
+        if (typeof time !== 'string') return time;
+        const event = toIngestEvent(projectId, body, time, received.iso);
+        valid.push(event);
+        return event;
       });
-      const valid = checked.flatMap((item) => ('event' in item ? [item.event] : []));
       const stored = valid.length === 0 ? [] : await submit(deps, valid);
       if (echo) ctx.body = batchResults(checked, stored);
       else {

@@ -1,17 +1,23 @@
-import { idHash } from '../id-filter.js';
+import { idHashOf } from '../id-filter.js';
 import { ShippedIdFilter } from './shipped-id-filter.js';
+
+/**
+ * The client eventIds one request claimed, together: when its events are durable, and the ids'
+ * hashes (idHashOf), two words per event of the request at its index, made once when the request
+ * checked them (so shipping them costs no second hashing). Claims rebuilt from the log at start
+ * have no hashes.
+ */
+export type ClaimGroup = { durable: Promise<unknown>; hashes: Uint32Array | undefined };
 
 /**
  * A client eventId accepted into the log and not yet shipped: the event first accepted under it,
  * as the line written to the log (log-lines.ts; half the memory of the object; parsed only for a
- * retry), when
- * it is durable, and the id's hash when the request computed it (so shipping it costs no second
- * hashing; a claim rebuilt from the log at start has none).
+ * retry), the request that claimed it, and its index in that request.
  */
-export type Claim = { json: string; durable: Promise<unknown>; hash?: IdHash };
+export type Claim = { json: string; group: ClaimGroup; slot: number };
 
-/** idHash of an event key: its two 32-bit halves. */
-export type IdHash = [number, number];
+/** A client eventId: the project's id and the eventId, the two halves of eventKey. */
+export type ClientId = { projectId: string; eventId: string };
 
 /**
  * The client eventIds the log has seen recently, so that a retry is recognised without asking
@@ -22,9 +28,14 @@ export type IdHash = [number, number];
  *   `client-ids/`, 3 bytes per id. A hit means "probably stored": only then is ClickHouse asked
  *   for the event, and only a stored event found there is answered as a duplicate. A miss is
  *   certain (no false negatives), so a new eventId never waits for ClickHouse.
+ *
+ * Claims are kept by project, then by eventId: the strings the request parsed are the keys as
+ * they are (V8 keeps a string's hash with it), where a `project:eventId` key was built, copied
+ * flat and hashed again for every event.
  */
 export class ClientIdIndex {
-  readonly #claims = new Map<string, Claim>();
+  readonly #claims = new Map<string, Map<string, Claim>>();
+  #pending = 0;
 
   private constructor(private readonly shipped: ShippedIdFilter) {}
 
@@ -33,21 +44,29 @@ export class ClientIdIndex {
     return new ClientIdIndex(await ShippedIdFilter.open(dir, blocks, now));
   }
 
-  claim(key: string): Claim | undefined {
-    return this.#claims.get(key);
+  claim(projectId: string, eventId: string): Claim | undefined {
+    return this.#claims.get(projectId)?.get(eventId);
   }
 
-  setClaim(key: string, claim: Claim): void {
-    this.#claims.set(key, claim);
+  setClaim(projectId: string, eventId: string, claim: Claim): void {
+    let project = this.#claims.get(projectId);
+    if (project === undefined) {
+      project = new Map();
+      this.#claims.set(projectId, project);
+    }
+    const before = project.size;
+    project.set(eventId, claim);
+    this.#pending += project.size - before;
   }
 
   /** Forgets a claim whose events were not made durable (only if it is still that claim). */
-  releaseClaim(key: string, claim: Claim): void {
-    if (this.#claims.get(key) === claim) this.#claims.delete(key);
+  releaseClaim(projectId: string, eventId: string, claim: Claim): void {
+    const project = this.#claims.get(projectId);
+    if (project?.get(eventId) === claim) this.#forget(projectId, project, eventId);
   }
 
-  /** Whether the id (its idHash) may have been shipped within the window (never false for one that was). */
-  maybeShipped([a, b]: IdHash): boolean {
+  /** Whether the id (its idHash halves) may have been shipped within the window (never false for one that was). */
+  maybeShipped(a: number, b: number): boolean {
     return this.shipped.mayContain(a, b);
   }
 
@@ -58,22 +77,37 @@ export class ClientIdIndex {
 
   /** Client ids not yet shipped, held in memory. */
   get pendingCount(): number {
-    return this.#claims.size;
+    return this.#pending;
   }
 
   /**
-   * Records keys whose events are now in ClickHouse: durable in the filter's journal first, then
+   * Records ids whose events are now in ClickHouse: durable in the filter's journal first, then
    * their claims are dropped (a retry from now on finds the filter's hit and looks the event up).
    */
-  async markShipped(keys: string[], now = Date.now()): Promise<void> {
-    if (keys.length === 0) return;
-    const hashes = new Uint32Array(keys.length * 2);
-    keys.forEach((key, i) => {
-      const [a, b] = this.#claims.get(key)?.hash ?? idHash(key);
-      hashes[2 * i] = a;
-      hashes[2 * i + 1] = b;
-    });
+  async markShipped(ids: readonly ClientId[], now = Date.now()): Promise<void> {
+    if (ids.length === 0) return;
+    const hashes = new Uint32Array(ids.length * 2);
+    for (let i = 0; i < ids.length; i++) {
+      const { projectId, eventId } = ids[i] as ClientId;
+      const claim = this.claim(projectId, eventId);
+      const made = claim?.group.hashes;
+      if (claim !== undefined && made !== undefined) {
+        hashes[2 * i] = made[2 * claim.slot] as number;
+        hashes[2 * i + 1] = made[2 * claim.slot + 1] as number;
+      } else {
+        idHashOf(projectId, eventId, hashes, 2 * i);
+      }
+    }
     await this.shipped.add(hashes, now);
-    for (const key of keys) this.#claims.delete(key);
+    for (const { projectId, eventId } of ids) {
+      const project = this.#claims.get(projectId);
+      if (project?.has(eventId)) this.#forget(projectId, project, eventId);
+    }
+  }
+
+  #forget(projectId: string, project: Map<string, Claim>, eventId: string): void {
+    project.delete(eventId);
+    this.#pending--;
+    if (project.size === 0) this.#claims.delete(projectId);
   }
 }

@@ -1,6 +1,7 @@
 import { eventKey, type IngestEvent } from '../../core/event.js';
 import { eventFromRowLine, eventRowLine } from '../../olap/tables/events.table.js';
 import type { RowLines } from '../writer/event-writer.js';
+import type { ClientId } from './client-ids.js';
 import { type Frame, payloadDocuments } from './frame.js';
 
 /**
@@ -29,9 +30,30 @@ export function eventFromLogLine(line: string): IngestEvent {
 /** A range of the log read for one insert: as row lines when every frame holds them, else parsed. */
 export type LogBatch = {
   count: number;
-  /** The keys of its client eventIds (eventKey), recorded as shipped once it is stored. */
-  clientKeys: string[];
+  /** Its client eventIds, recorded as shipped once it is stored. */
+  clientIds: ClientId[];
+  /** The same as eventKeys (made when read: tests, diagnostics). */
+  readonly clientKeys: string[];
 } & ({ rows: RowLines; events?: undefined } | { rows?: undefined; events: IngestEvent[] });
+
+/** A line's last characters when its event's id came from the client (`…,"id_from_client":true}`). */
+const TAIL_CLIENT = Buffer.from(ROW_TAIL_CLIENT, 'latin1');
+
+/** Whether the line from `start` to `end` ends as a client eventId's does: read in place, no string per line. */
+function endsWithTail(payload: Buffer, start: number, end: number): boolean {
+  if (end - start < TAIL_CLIENT.length) return false;
+  for (let i = 1; i <= TAIL_CLIENT.length; i++) {
+    if (payload[end - i] !== TAIL_CLIENT[TAIL_CLIENT.length - i]) return false;
+  }
+  return true;
+}
+
+function withKeys<T extends { clientIds: ClientId[] }>(batch: T): T & { readonly clientKeys: string[] } {
+  return Object.defineProperty(batch, 'clientKeys', {
+    get: () => batch.clientIds.map(({ projectId, eventId }) => eventKey(projectId, eventId)),
+    enumerable: false,
+  }) as T & { readonly clientKeys: string[] };
+}
 
 /**
  * The insert of a range of frames. Frames of row lines are passed on as they are (their payloads
@@ -44,27 +66,27 @@ export function logBatch(frames: Frame[]): LogBatch {
   if (!frames.every((frame) => frame.payload.length === 0 || isRowPayload(frame.payload))) {
     const events: IngestEvent[] = [];
     for (const frame of frames) for (const line of payloadDocuments(frame.payload)) events.push(eventFromLogLine(line));
-    const clientKeys = events.filter((event) => event.id_from_client).map((event) => eventKey(event.project_id, event.event_id));
-    return { count: events.length, clientKeys, events };
+    const clientIds = events
+      .filter((event) => event.id_from_client)
+      .map((event) => ({ projectId: event.project_id, eventId: event.event_id }));
+    return withKeys({ count: events.length, clientIds, events });
   }
-  const clientKeys: string[] = [];
-  const clientIds: RowLines['clientIds'] = [];
+  const clientIds: ClientId[] = [];
   const lines: Buffer[] = [];
   for (const { payload } of frames) {
     lines.push(payload);
     let start = 0;
     for (let newline = payload.indexOf(10, start); newline >= 0; newline = payload.indexOf(10, start)) {
-      if (payload.toString('latin1', newline - ROW_TAIL_CLIENT.length, newline) === ROW_TAIL_CLIENT) {
+      if (endsWithTail(payload, start, newline)) {
         const projectId = payload.toString('latin1', start + 15, start + ROW_PROJECT_END);
         const at = payload.indexOf('"event_id":"', start + ROW_PROJECT_END) + 12;
         const eventId = payload.toString('latin1', at, at + 36);
         clientIds.push({ projectId, eventId });
-        clientKeys.push(eventKey(projectId, eventId));
       }
       start = newline + 1;
     }
   }
-  return { count, clientKeys, rows: { lines, count, clientIds } };
+  return withKeys({ count, clientIds, rows: { lines, count, clientIds } });
 }
 
 /** Whether a frame's payload holds row lines (a frame is written by one version of the service). */

@@ -6,11 +6,11 @@ import type { Telemetry } from '../../core/telemetry.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
 import { findStoredEvents } from '../../olap/tables/events.table.js';
 import { type EventSink, SinkUnavailableError } from '../event-sink.js';
-import { blocksPerBucket, ID_LOOKBACK_MS, idHash } from '../id-filter.js';
+import { blocksPerBucket, ID_LOOKBACK_MS, idHashOf } from '../id-filter.js';
 import { MicroBatcher } from '../micro-batcher.js';
 import type { EventWriter } from '../writer/event-writer.js';
 import { CheckpointStore } from './checkpoint.js';
-import { type Claim, ClientIdIndex, type IdHash } from './client-ids.js';
+import { type Claim, type ClaimGroup, ClientIdIndex } from './client-ids.js';
 import { FRAME_HEADER_BYTES, payloadDocuments } from './frame.js';
 import { eventFromLogLine, logLine } from './log-lines.js';
 import { SegmentLog } from './segment-log.js';
@@ -51,6 +51,9 @@ const segmentBytesFor = (maxBytes: number) => Math.min(16 * 1024 * 1024, Math.ma
 /** A request's events, or (SEAL) the request to end the active segment before the next frame. */
 type Append = { bytes: Buffer; count: number } | typeof SEAL;
 const SEAL = 'seal' as const;
+
+/** The claims rebuilt from the log at start: durable already, their hashes made when shipped. */
+const REBUILT: ClaimGroup = { durable: Promise.resolve(), hashes: undefined };
 
 /** How long purgeShipped waits for the shipper to move the sealed segment to ClickHouse. */
 const PURGE_SHIP_TIMEOUT_MS = 30_000;
@@ -150,8 +153,8 @@ export class LogEventSink implements EventSink {
           if (!document.includes('"id_from_client":true')) continue;
           const event = eventFromLogLine(document);
           if (!event.id_from_client) continue;
-          const key = eventKey(event.project_id, event.event_id);
-          if (!index.claim(key)) index.setClaim(key, { json: document, durable: Promise.resolve() });
+          if (!index.claim(event.project_id, event.event_id))
+            index.setClaim(event.project_id, event.event_id, { json: document, group: REBUILT, slot: -1 });
         }
       }
       position = end;
@@ -183,26 +186,24 @@ export class LogEventSink implements EventSink {
 
   async submit(events: IngestEvent[]): Promise<IngestEvent[]> {
     if (this.#closed) throw new SinkUnavailableError('shutting down');
-    // Each client eventId's key and hash, made once here (the hash is kept with the claim for the
+    // One pass over the request's client eventIds: the claims already held are looked up, every
+    // other id hashed once (into one array for the request, kept with its claims for the
     // shipper). Only a retried eventId that may have been shipped asks ClickHouse; every other
     // request goes on without an await here.
-    const keys: (string | undefined)[] = new Array(events.length);
-    const hashes: (IdHash | undefined)[] = new Array(events.length);
+    let hashes: Uint32Array | undefined;
     const candidates: IngestEvent[] = [];
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as IngestEvent;
-      if (!event.id_from_client) continue;
-      const key = eventKey(event.project_id, event.event_id);
-      keys[i] = key;
-      if (this.index.claim(key)) continue;
-      const hash = idHash(key);
-      hashes[i] = hash;
-      if (this.index.maybeShipped(hash)) candidates.push(event);
+      if (!event.id_from_client || this.index.claim(event.project_id, event.event_id)) continue;
+      hashes ??= new Uint32Array(events.length * 2);
+      idHashOf(event.project_id, event.event_id, hashes, 2 * i);
+      if (this.index.maybeShipped(hashes[2 * i] as number, hashes[2 * i + 1] as number)) candidates.push(event);
     }
     const stored = candidates.length === 0 ? undefined : await this.#storedRetries(candidates);
 
     // From here to the reservation nothing awaits, so claims cannot race (after the lookup above
-    // they are read again).
+    // they are read again, and the ids claimed now hashed again: a claim seen before it may have
+    // been released since).
     let resolveDurable!: () => void;
     let rejectDurable!: (error: unknown) => void;
     const durable = new Promise<void>((resolve, reject) => {
@@ -210,40 +211,47 @@ export class LogEventSink implements EventSink {
       rejectDurable = reject;
     });
     durable.catch(() => undefined); // observed by whoever waits on it; never unhandled
-    const answer: IngestEvent[] = [];
+    const group: ClaimGroup = { durable, hashes };
+    const answer: IngestEvent[] = new Array(events.length);
     const documents: string[] = [];
-    const claimed: [string, Claim][] = [];
+    const claimed: Claim[] = [];
     const others: Promise<unknown>[] = [];
     for (let i = 0; i < events.length; i++) {
       const event = events[i] as IngestEvent;
-      const key = keys[i];
-      if (key === undefined) {
+      if (!event.id_from_client) {
         documents.push(logLine(event));
-        answer.push(event);
+        answer[i] = event;
         continue;
       }
-      const claim = this.index.claim(key);
+      const claim = this.index.claim(event.project_id, event.event_id);
       if (claim) {
         // A retry of an event in the log (or a repeat within this request): answered with the
         // first, once that one is durable.
-        answer.push(eventFromLogLine(claim.json));
-        if (claim.durable !== durable) others.push(claim.durable);
+        answer[i] = eventFromLogLine(claim.json);
+        if (claim.group !== group) others.push(claim.group.durable);
         continue;
       }
-      const found = stored?.get(key);
+      const found = stored?.get(eventKey(event.project_id, event.event_id));
       if (found) {
-        answer.push(found);
+        answer[i] = found;
         continue;
+      }
+      if (stored !== undefined) {
+        group.hashes ??= new Uint32Array(events.length * 2);
+        idHashOf(event.project_id, event.event_id, group.hashes, 2 * i);
       }
       const json = logLine(event);
-      const mine: Claim = { json, durable, hash: hashes[i] ?? idHash(key) };
-      this.index.setClaim(key, mine);
-      claimed.push([key, mine]);
+      const mine: Claim = { json, group, slot: i };
+      this.index.setClaim(event.project_id, event.event_id, mine);
+      claimed.push(mine);
       documents.push(json);
-      answer.push(event);
+      answer[i] = event;
     }
     const release = (error: unknown) => {
-      for (const [key, claim] of claimed) this.index.releaseClaim(key, claim);
+      for (const claim of claimed) {
+        const event = events[claim.slot] as IngestEvent;
+        this.index.releaseClaim(event.project_id, event.event_id, claim);
+      }
       rejectDurable(error);
     };
     if (others.length > 0) {

@@ -232,7 +232,7 @@ export class Shipper {
       if (this.#failures > 0) this.deps.logger.info({ failures: this.#failures }, 'ingest log: inserts succeed again');
       this.#failures = 0;
       this.#uncertain = null;
-      await this.deps.index.markShipped(batch.clientKeys);
+      await this.deps.index.markShipped(batch.clientIds);
       await this.#save({ ...this.#checkpoint, shipped: to, shipping: null });
       await this.deps.log.removeBefore(to);
       this.deps.onShipped?.({ from, to, events: batch.count, insertMs, frames, shippedAt: Date.now() });
