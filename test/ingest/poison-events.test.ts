@@ -115,7 +115,11 @@ describe.each([
 
     // The isolating insert stores the good rows, then records the poison one: the dead letter may
     // land a moment after tenant B's rows are visible (seen once in a parallel run).
-    await eventually('the poison row in the dead letters', 20_000, async () => (await deadLetters(server, `?project_id=${tenantA.id}`)).total >= 1);
+    await eventually(
+      'the poison row in the dead letters',
+      20_000,
+      async () => (await deadLetters(server, `?project_id=${tenantA.id}`)).total >= 1,
+    );
     const listed = await deadLetters(server, `?project_id=${tenantA.id}`);
     expect(listed.total).toBe(1);
     expect(listed.dead_letters[0]).toMatchObject({
