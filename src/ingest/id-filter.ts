@@ -92,22 +92,11 @@ function murmurFinal(h: number, length: number): number {
   return x >>> 0;
 }
 
+/** MurmurHash3 (x86, 32-bit) of a string's UTF-16 code units, each one a block. */
 function murmur32(key: string, seed: number): number {
   let h = seed;
-  for (let i = 0; i < key.length; i++) {
-    let k = Math.imul(key.charCodeAt(i), 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    h ^= Math.imul(k, 0x1b873593);
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-  }
-  h ^= key.length;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  for (let i = 0; i < key.length; i++) h = murmurH(h, murmurK(key.charCodeAt(i)));
+  return murmurFinal(h, key.length);
 }
 
 /** The block of a bucket with `blocks` blocks that holds the id's bits (from the first half). */

@@ -71,7 +71,7 @@ describe('the ingest log’s row lines', () => {
     expect(batch.rows?.lines).toEqual(frames.map((frame) => frame.payload));
     const clients = sent.filter((event) => event.id_from_client);
     expect(batch.rows?.clientIds).toEqual(clients.map((event) => ({ projectId: event.project_id, eventId: event.event_id })));
-    expect(batch.clientKeys).toEqual(clients.map((event) => `${event.project_id}:${event.event_id}`));
+    expect(batch.clientIds).toEqual(clients.map((event) => ({ projectId: event.project_id, eventId: event.event_id })));
 
     const older = logBatch([
       frames[0] as Frame,
@@ -82,7 +82,7 @@ describe('the ingest log’s row lines', () => {
     ]);
     expect(older.rows).toBeUndefined();
     expect(older.events).toEqual(sent);
-    expect(older.clientKeys).toEqual(batch.clientKeys);
+    expect(older.clientIds).toEqual(batch.clientIds);
   });
 
   it('row lines inserted as they are store the very rows insertEvents stores', async () => {

@@ -1,4 +1,4 @@
-import { eventKey, type IngestEvent } from '../../core/event.js';
+import type { IngestEvent } from '../../core/event.js';
 import { eventFromRowLine, eventRowLine } from '../../olap/tables/events.table.js';
 import type { RowLines } from '../writer/event-writer.js';
 import type { ClientId } from './client-ids.js';
@@ -32,8 +32,6 @@ export type LogBatch = {
   count: number;
   /** Its client eventIds, recorded as shipped once it is stored. */
   clientIds: ClientId[];
-  /** The same as eventKeys (made when read: tests, diagnostics). */
-  readonly clientKeys: string[];
 } & ({ rows: RowLines; events?: undefined } | { rows?: undefined; events: IngestEvent[] });
 
 /** A line's last characters when its event's id came from the client (`…,"id_from_client":true}`). */
@@ -46,13 +44,6 @@ function endsWithTail(payload: Buffer, start: number, end: number): boolean {
     if (payload[end - i] !== TAIL_CLIENT[TAIL_CLIENT.length - i]) return false;
   }
   return true;
-}
-
-function withKeys<T extends { clientIds: ClientId[] }>(batch: T): T & { readonly clientKeys: string[] } {
-  return Object.defineProperty(batch, 'clientKeys', {
-    get: () => batch.clientIds.map(({ projectId, eventId }) => eventKey(projectId, eventId)),
-    enumerable: false,
-  }) as T & { readonly clientKeys: string[] };
 }
 
 /**
@@ -69,7 +60,7 @@ export function logBatch(frames: Frame[]): LogBatch {
     const clientIds = events
       .filter((event) => event.id_from_client)
       .map((event) => ({ projectId: event.project_id, eventId: event.event_id }));
-    return withKeys({ count: events.length, clientIds, events });
+    return { count: events.length, clientIds, events };
   }
   const clientIds: ClientId[] = [];
   const lines: Buffer[] = [];
@@ -86,7 +77,7 @@ export function logBatch(frames: Frame[]): LogBatch {
       start = newline + 1;
     }
   }
-  return withKeys({ count, clientIds, rows: { lines, count, clientIds } });
+  return { count, clientIds, rows: { lines, count, clientIds } };
 }
 
 /** Whether a frame's payload holds row lines (a frame is written by one version of the service). */
