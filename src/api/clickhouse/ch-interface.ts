@@ -8,6 +8,7 @@ import type { Logger } from '../../core/logger.js';
 import { hashSecret } from '../../core/secrets.js';
 import { CURRENT_USER_PARAM, outputFormats, prepareInterfaceStatement } from '../../olap/readonly/interface-statement.js';
 import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
+import { binaryBytes } from '../../olap/readonly/readonly-session.js';
 import { useClickhouseCredential } from '../../oltp/clickhouse-credentials.repo.js';
 import { findProject } from '../../oltp/projects.repo.js';
 import type { ApiDeps } from '../deps.js';
@@ -303,18 +304,7 @@ function unexpected(error: unknown, logger: Logger, queryId: string): Clickhouse
   return chError(CH.UNKNOWN_EXCEPTION, 'Internal error of the service; the query id identifies it in the service log');
 }
 
-const tooLarge = (maxBytes: number) => chError(CH.TOO_MANY_ROWS_OR_BYTES, `Limit for result exceeded, max bytes: ${formatBytes(maxBytes)}`);
-
-function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(2)} ${units[unit]}`;
-}
+const tooLarge = (maxBytes: number) => chError(CH.TOO_MANY_ROWS_OR_BYTES, `Limit for result exceeded, max bytes: ${binaryBytes(maxBytes)}`);
 
 /**
  * An error after the answer began, as ClickHouse 25.11+ writes it: framed by `__exception__` and the

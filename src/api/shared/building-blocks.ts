@@ -210,3 +210,14 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry) {
     description: 'Operator token (`OPERATOR_TOKEN`), for whoever runs the service: `/admin/…`.',
   });
 }
+
+/** `limit` (1 to 500, default 50) and `offset` (default 0) of a list read from the query string. */
+export const pageQueryFields = {
+  limit: z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(500, 'must be at most 500')
+    .default(50),
+  offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').default(0),
+};

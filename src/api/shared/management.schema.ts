@@ -3,6 +3,7 @@ import { PLANS } from '../../core/plans.js';
 import { DEAD_LETTER_KINDS } from '../../oltp/dead-letters.repo.js';
 import { allowedOrigins } from '../cors/allowed-origins.schema.js';
 import { bodySchema } from '../validation.js';
+import { pageQueryFields } from './building-blocks.js';
 
 const plan = z.enum(PLANS, { error: `must be one of ${PLANS.join(', ')}` });
 const projectName = z
@@ -50,12 +51,6 @@ export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 export const ListDeadLettersQuery = z.object({
   kind: z.enum(DEAD_LETTER_KINDS, { error: `must be one of ${DEAD_LETTER_KINDS.join(', ')}` }).optional(),
   project_id: z.uuid({ error: 'must be a project id (UUID)' }).optional(),
-  limit: z.coerce
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .max(500, 'must be at most 500')
-    .default(50),
-  offset: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be at least 0').default(0),
+  ...pageQueryFields,
 });
 export type ListDeadLettersQuery = z.infer<typeof ListDeadLettersQuery>;

@@ -85,10 +85,8 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   const n = query.steps.length;
   if (n < 2 || n > MAX_FUNNEL_STEPS) throw new RangeError(`a funnel has 2 to ${MAX_FUNNEL_STEPS} steps`);
   if (!Number.isSafeInteger(query.windowMs) || query.windowMs < 0) throw new RangeError('windowMs must be a non-negative integer');
-  const params: Record<string, unknown> = {
-    ...scopeParams(scope),
-    stepNames: [...new Set(query.steps.map((s) => s.eventName))],
-  };
+  const stepNames = new Set(query.steps.map((s) => s.eventName));
+  const params: Record<string, unknown> = { ...scopeParams(scope), stepNames: [...stepNames] };
   const conditions = query.steps.map((step, i) => stepCondition(step, i, params));
   // Split: the breakdown is read per row and is part of the GROUP BY. Not split: the GROUP BY is
   // the user alone (a fixed-width key), and the breakdown a constant NULL added after it.
@@ -104,7 +102,7 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   // name), so one groupArray gathers every match with its step; otherwise one groupArrayIf per
   // step (an event matching two steps is two matches), which cost 409 ms of CPU against 312 for
   // the single one over the 2.2 M rows of the bench's funnel (BENCHMARKS.md).
-  const distinctNames = new Set(query.steps.map((s) => s.eventName)).size === n;
+  const distinctNames = stepNames.size === n;
   const matches = distinctNames
     ? `arraySort(groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), step), step > 0))`
     : `arraySort(arrayConcat(${steps.map((k) => `groupArrayIf(bitOr(bitShiftLeft(ts, ${STEP_BITS}), ${k}), c${k})`).join(', ')}))`;

@@ -420,7 +420,8 @@ export function resultTooLarge(maxBytes: number): Error {
   return new Error(`Code: 396. DB::Exception: Limit for result exceeded, max bytes: ${binaryBytes(maxBytes)}. (TOO_MANY_ROWS_OR_BYTES)`);
 }
 
-function binaryBytes(bytes: number): string {
+/** A byte count as ClickHouse writes it in its limit messages (`1.00 MiB`). */
+export function binaryBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = bytes;
   let unit = 0;
