@@ -56,6 +56,9 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json package-lock.json tsconfig.json ./
 COPY src ./src
 COPY sql ./sql
+# The guides the service serves rendered at /docs/guides/ (src/api/docs/guides.routes.ts).
+COPY docs ./docs
+COPY sdk/README.md ./sdk/README.md
 COPY --from=web /app/web/dist ./web/dist
 USER node
 EXPOSE 3000 9464

@@ -11,14 +11,17 @@
  * events inside the engine, `INSERT INTO events SELECT … FROM numbers()`, with the same
  * distributions: ten times faster than building them in JavaScript, for 100 M events),
  * BENCH_NAIVE=0 (time no naive query and skip their checks; the default above 20 M events, where
- * the 3-step self-join alone would pair billions of rows).
+ * the 3-step self-join alone would pair billions of rows), BENCH_ONLY=sessions (time only the
+ * session cases).
  *
  * Insights (issues 24 and 30, docs/insights.md): a 3-step funnel, 12-week retention and paths of
  * depth 4 over the 365 days, next to the same answers computed naively on `events` (self-joins,
  * window functions; checked equal first), with the peak memory of each query (the engine's own
  * `system.processes.peak_memory_usage`, sampled from a second chDB session while it runs: chDB
- * writes no query_log), the disk of `events` and of its user-ordered copy per million events, and
- * the live view's latency (request sent to event received on an SSE stream) under ingest load.
+ * writes no query_log), the disk of `events` and of its user-ordered copy per million events, paths
+ * again after adding BENCH_SHORT_USERS (default 10) users whose first 40 events are one name (the
+ * short users the bounded paths query asks for again, issue 38), and the live view's latency
+ * (request sent to event received on an SSE stream) under ingest load.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +37,7 @@ import { edgeOrder } from '../src/api/insights/insights.service.js';
 import { loadConfig } from '../src/core/config.js';
 import type { IngestEvent } from '../src/core/event.js';
 import { type ClickHouseClient, createClickHouse } from '../src/olap/clickhouse.js';
+import { paths } from '../src/olap/insights/paths.queries.js';
 import { insertEvents } from '../src/olap/tables/events.table.js';
 import { batchInsertSettings } from '../src/olap/tables/insert-settings.js';
 import { createSql } from '../src/oltp/db.js';
@@ -45,6 +49,7 @@ const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const RAW_RUNS = Math.max(3, Math.floor(RUNS / 3));
 const ONLY_INSIGHTS = process.env.BENCH_ONLY === 'insights';
+const ONLY_SESSIONS = process.env.BENCH_ONLY === 'sessions';
 const SQL_LOAD = process.env.BENCH_LOAD === 'sql';
 const NAIVE = (process.env.BENCH_NAIVE ?? (TOTAL > 20_000_000 ? '0' : '1')) !== '0';
 const BATCH = 200_000;
@@ -138,7 +143,12 @@ async function main() {
         event_id: uuidv7(),
         event_name: NAMES[Math.floor(rand() ** 2 * NAMES.length)] as string,
         user_id: `user-${Math.floor(rand() * USERS)}`,
-        properties: { plan: PLANS[Math.floor(rand() * 3)], screen: `s${Math.floor(rand() * 20)}` },
+        // amount: a number from 0 to 100 in cents, for the property math and the numeric filters.
+        properties: {
+          plan: PLANS[Math.floor(rand() * 3)],
+          screen: `s${Math.floor(rand() * 20)}`,
+          amount: Math.floor(rand() * 10_001) / 100,
+        },
         created_at: new Date(start + rand() * (now - start - 120_000)).toISOString(),
         received_at: receivedAt,
         id_from_client: false,
@@ -152,7 +162,8 @@ async function main() {
                        generateUUIDv7(number), {names:Array(String)}[toUInt32(floor(pow(randCanonical(1), 2) * length({names:Array(String)}))) + 1],
                        concat('user-', toString(toUInt32(floor(randCanonical(2) * {users:UInt32})))), raw, raw, now64(3)
                 FROM (SELECT number, concat('{"plan":"', {plans:Array(String)}[toUInt32(floor(randCanonical(3) * 3)) + 1],
-                                            '","screen":"s', toString(toUInt32(floor(randCanonical(4) * 20))), '"}') AS raw
+                                            '","screen":"s', toString(toUInt32(floor(randCanonical(4) * 20))),
+                                            '","amount":', toString(floor(randCanonical(6) * 10001) / 100), '}') AS raw
                       FROM numbers({count:UInt64}))`,
         query_params: { p: projectId, start, span: now - start - 120_000, names: NAMES, users: USERS, plans: PLANS, count },
         clickhouse_settings: batchInsertSettings(`bench:${uuidv7()}`),
@@ -190,8 +201,7 @@ async function main() {
       return result.json();
     };
 
-    type Case = { name: string; api: () => Promise<unknown>; raw?: () => Promise<unknown> };
-    const cases: Case[] = [
+    const cases: BenchCase[] = [
       {
         name: 'summary',
         api: () => call('GET', `/api/v1/metrics/summary?${window}&measures=event_count,unique_event_users`, key),
@@ -212,8 +222,10 @@ async function main() {
                FROM events WHERE ${rawWhere} GROUP BY event_name ORDER BY event_count DESC LIMIT 10`),
       },
       { name: 'events feed (limit 100)', api: () => call('GET', `/api/v1/metrics/events?${window}&limit=100`, key) },
+      ...filterCases({ call, key, now, raw, rawWhere, window }),
     ];
 
+    await checkFilterCases(cases);
     // Same answers both ways, before timing anything.
     const summary = (await cases[0]?.api()) as any;
     const [rawSummary] = ((await cases[0]?.raw?.()) ?? []) as any[];
@@ -257,12 +269,17 @@ async function main() {
     log('');
     log('| operation | API p50 ms | API p95 ms | raw scan p50 ms | raw p95 ms | raw p50 / API p50 |');
     log('|---|---|---|---|---|---|');
-    for (const c of ONLY_INSIGHTS ? [] : cases) {
+    for (const c of ONLY_INSIGHTS || ONLY_SESSIONS ? [] : cases) {
       const api = await time(c.api, RUNS);
       const rawTimes = c.raw ? await time(c.raw, RAW_RUNS) : undefined;
       log(
         `| ${c.name} | ${api.p50.toFixed(1)} | ${api.p95.toFixed(1)} | ${rawTimes ? rawTimes.p50.toFixed(1) : 'n/a'} | ${rawTimes ? rawTimes.p95.toFixed(1) : 'n/a'} | ${rawTimes ? `${(rawTimes.p50 / api.p50).toFixed(1)}x` : 'n/a (the feed reads raw events by design)'} |`,
       );
+    }
+    if (!ONLY_INSIGHTS) await benchSessions({ base, key, admin, projectId: big.id, window, raw, rawWhere, time, call });
+    if (ONLY_SESSIONS) {
+      server.close();
+      return;
     }
     const disk = (await raw(
       `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
@@ -286,7 +303,10 @@ async function main() {
     // A second session on the same data directory samples the engine's process list.
     const sampler = createClickHouse({ url: undefined, dataDir });
     try {
-      await benchInsights({ base, admin, projectId: big.id, apiKey: big.api_key, dateFrom, dateTo, raw, rawWhere, time, call, sampler });
+      const insights = { base, admin, projectId: big.id, apiKey: big.api_key, dateFrom, dateTo, raw, rawWhere, time, call, sampler };
+      await benchInsights(insights);
+      await benchPathsShortUsers({ ...insights, clickhouse: services.clickhouse, start: Date.parse(`${dateFrom}T00:00:00Z`) });
+      await benchLive(insights);
     } finally {
       await sampler.close();
     }
@@ -302,7 +322,153 @@ async function main() {
   }
 }
 
+// --- Filters, property math, active users and compare (issue 38, docs/metrics.md) -----------
+
+type BenchCase = { name: string; api: () => Promise<unknown>; raw?: () => Promise<unknown> };
+
+/**
+ * The filter language's cases, timed in the same table as the unfiltered ones: a day timeseries
+ * with a string eq and a numeric gte filter, p95 of a numeric property, a week timeseries of mau
+ * (365 days each), and compare=previous_period on the p95 over the last 182 days next to the same
+ * query without it (over 365 days the earlier year lies wholly before the plan's allowance and
+ * nothing would be read).
+ */
+function filterCases(b: {
+  call: (method: string, urlPath: string, headers: Record<string, string>) => Promise<any>;
+  key: Record<string, string>;
+  now: number;
+  raw: (query: string) => Promise<unknown>;
+  rawWhere: string;
+  window: string;
+}): BenchCase[] {
+  const filters = encodeURIComponent(
+    JSON.stringify([
+      { property: 'properties.plan', op: 'eq', value: 'pro' },
+      { property: 'properties.amount', op: 'gte', value: 50 },
+    ]),
+  );
+  const half = `date_from=${new Date(b.now - 181 * DAY).toISOString().slice(0, 10)}&date_to=${new Date(b.now).toISOString().slice(0, 10)}`;
+  return [
+    {
+      name: 'timeseries (day), plan eq + amount gte filters',
+      api: () =>
+        b.call(
+          'GET',
+          `/api/v1/metrics/timeseries?interval=day&${b.window}&measures=event_count,unique_event_users&filters=${filters}`,
+          b.key,
+        ),
+      raw: () =>
+        b.raw(`SELECT toDate(created_at, 'UTC') AS day, count() AS event_count, uniqExact(user_id) AS unique_event_users
+               FROM events WHERE ${b.rawWhere} AND properties.plan = 'pro' AND properties.amount >= 50 GROUP BY day ORDER BY day`),
+    },
+    {
+      name: 'summary p95:amount',
+      api: () => b.call('GET', `/api/v1/metrics/summary?${b.window}&measures=p95:amount`, b.key),
+      // Whole amounts are stored as Int64, the others as Float64: the numeric values are both.
+      raw: () =>
+        b.raw(
+          `SELECT quantileExactInclusive(0.95)(coalesce(properties.amount.:Float64, toFloat64(properties.amount.:Int64))) AS p95 FROM events WHERE ${b.rawWhere}`,
+        ),
+    },
+    {
+      name: 'timeseries (week) mau',
+      api: () => b.call('GET', `/api/v1/metrics/timeseries?interval=week&${b.window}&measures=mau`, b.key),
+    },
+    { name: 'summary p95:amount, 182 days', api: () => b.call('GET', `/api/v1/metrics/summary?${half}&measures=p95:amount`, b.key) },
+    {
+      name: 'summary p95:amount, 182 days, compare=previous_period',
+      api: () => b.call('GET', `/api/v1/metrics/summary?${half}&measures=p95:amount&compare=previous_period`, b.key),
+    },
+  ];
+}
+
+/** The filtered timeseries and the p95 answer what the same SQL written by hand answers. */
+async function checkFilterCases(cases: BenchCase[]) {
+  const named = (prefix: string) => {
+    const found = cases.find((c) => c.name.startsWith(prefix));
+    if (!found?.raw) throw new Error(`bench case ${prefix} is missing`);
+    return found as Required<BenchCase>;
+  };
+  const filtered = named('timeseries (day), plan eq');
+  const p95 = named('summary p95:amount');
+  const api = (await filtered.api()) as { buckets: { measures: { event_count: number } }[] };
+  const rows = (await filtered.raw()) as { event_count: string }[];
+  const apiTotal = api.buckets.reduce((sum, bucket) => sum + bucket.measures.event_count, 0);
+  const rawTotal = rows.reduce((sum, row) => sum + Number(row.event_count), 0);
+  if (apiTotal !== rawTotal || apiTotal === 0) throw new Error(`filtered timeseries: API ${apiTotal} events, raw ${rawTotal}`);
+  const apiP95 = ((await p95.api()) as { measures: Record<string, number> }).measures['p95:amount'];
+  const [rawP95] = (await p95.raw()) as { p95: number }[];
+  if (apiP95 === undefined || Math.abs(apiP95 - Number(rawP95?.p95)) > 1e-9) throw new Error(`p95: API ${apiP95}, raw ${rawP95?.p95}`);
+  log(
+    `filters: the filtered timeseries counts ${apiTotal.toLocaleString('en')} events and p95:amount is ${apiP95}, as the hand-written SQL`,
+  );
+}
+
 type Timer = (fn: () => Promise<unknown>, runs: number) => Promise<{ p50: number; p95: number; cpuP50: number }>;
+
+const SESSION_MEASURE_LIST = 'sessions,session_duration_avg,session_duration_median,session_duration_p90,bounce_rate,events_per_session';
+
+/**
+ * Sessions (issue 38, docs/sessions.md): the summary of every session measure and a day timeseries
+ * of `sessions` over the 365 days, each alone and one after the other (the target is the pair),
+ * next to the session count written naively with a window function on `events` (checked equal
+ * first, where the naive queries run).
+ */
+async function benchSessions(b: {
+  base: string;
+  key: Record<string, string>;
+  admin: Record<string, string>;
+  projectId: string;
+  window: string;
+  raw: (query: string) => Promise<unknown>;
+  rawWhere: string;
+  time: Timer;
+  call: (method: string, urlPath: string, headers: Record<string, string>, body?: unknown) => Promise<any>;
+}) {
+  const summary = () => b.call('GET', `/api/v1/metrics/summary?${b.window}&measures=${SESSION_MEASURE_LIST}`, b.key);
+  const series = () => b.call('GET', `/api/v1/metrics/timeseries?interval=day&${b.window}&measures=sessions`, b.key);
+  const both = async () => {
+    await summary();
+    await series();
+  };
+  // A session starts at an event whose previous event of the same user (in the window) is more
+  // than 30 minutes before it, or that has none.
+  const naive = () =>
+    b.raw(`SELECT count() AS sessions FROM (
+             SELECT toUnixTimestamp64Milli(created_at) - lagInFrame(toUnixTimestamp64Milli(created_at), 1, toInt64(-1e12))
+                    OVER (PARTITION BY user_id ORDER BY created_at ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS gap
+             FROM events WHERE ${b.rawWhere})
+           WHERE gap > 1800000`);
+  const answer = await summary();
+  const day = await series();
+  const daySum = day.buckets.reduce((n: number, bucket: { measures: { sessions: number } }) => n + bucket.measures.sessions, 0);
+  if (daySum !== answer.measures.sessions) throw new Error(`sessions: summary ${answer.measures.sessions}, day buckets ${daySum}`);
+  if (NAIVE) {
+    const [row] = (await naive()) as { sessions: string }[];
+    if (Number(row?.sessions) !== answer.measures.sessions) {
+      throw new Error(`sessions and the window function disagree: ${answer.measures.sessions} vs ${row?.sessions}`);
+    }
+  }
+  log('');
+  log(
+    `sessions (30-minute timeout, 365 days): ${JSON.stringify(answer.measures)}${NAIVE ? '; the count equals the window function on events' : ''}`,
+  );
+  log('');
+  log('| sessions (365 days) | API p50 ms | API p95 ms | API CPU p50 ms |');
+  log('|---|---|---|---|');
+  for (const [name, fn] of [
+    ['summary (6 session measures)', summary],
+    ['timeseries (day) of sessions', series],
+    ['summary + day timeseries, one after the other', both],
+  ] as const) {
+    const t = await b.time(fn, RUNS);
+    log(`| ${name} | ${t.p50.toFixed(1)} | ${t.p95.toFixed(1)} | ${t.cpuP50.toFixed(0)} |`);
+  }
+  if (NAIVE) {
+    const n = await b.time(naive, RAW_RUNS);
+    log(`| naive count (lagInFrame on events) | ${n.p50.toFixed(1)} | ${n.p95.toFixed(1)} | ${n.cpuP50.toFixed(0)} |`);
+  }
+}
 
 /** The insights part: funnel and retention against naive self-joins, then the live view under load. */
 async function benchInsights(b: {
@@ -413,7 +579,66 @@ async function benchInsights(b: {
       `| ${name} | ${a.p50.toFixed(1)} | ${a.p95.toFixed(1)} | ${a.cpuP50.toFixed(0)} | ${mib(aMemory)} | ${n.p50.toFixed(1)} | ${n.p95.toFixed(1)} | ${n.cpuP50.toFixed(0)} | ${mib(nMemory)} | ${(n.p50 / a.p50).toFixed(1)}x |`,
     );
   }
-  await benchLive(b);
+}
+
+/** Users whose first events repeat one name more than 4 × depth times, added to the project for the paths case of that name. */
+const SHORT_USERS = Number(process.env.BENCH_SHORT_USERS ?? 10);
+
+/**
+ * Paths with short users (issue 38, section 6): SHORT_USERS users are added to the big project,
+ * each with 40 events of one name (more than 4 × depth 4, so their first K events collapse to one
+ * name) and then three more names, and paths of depth 4 are timed again: the bounded query names
+ * them and a second one reads only their rows. Checked first against the answer that gathers
+ * every event of every user (the engine's, in the same process).
+ */
+async function benchPathsShortUsers(b: {
+  projectId: string;
+  admin: Record<string, string>;
+  dateFrom: string;
+  dateTo: string;
+  start: number;
+  time: Timer;
+  call: (method: string, urlPath: string, headers: Record<string, string>, body?: unknown) => Promise<any>;
+  sampler: ClickHouseClient;
+  clickhouse: ClickHouseClient;
+}) {
+  await b.clickhouse.command({
+    query: `INSERT INTO events (project_id, created_at, event_id, event_name, user_id, properties, properties_raw, received_at)
+            SELECT {p:UUID}, fromUnixTimestamp64Milli({start:Int64} + intDiv(number, 43) * 3600000 + (number % 43) * 1000, 'UTC'),
+                   generateUUIDv7(number), if(number % 43 < 40, 'scroll', ['search', 'purchase', 'share'][number % 43 - 39]),
+                   concat('short-user-', toString(intDiv(number, 43))), '{}', '{}', now64(3)
+            FROM numbers({count:UInt64})`,
+    query_params: { p: b.projectId, start: b.start + 3_600_000, count: SHORT_USERS * 43 },
+    clickhouse_settings: batchInsertSettings(`bench:${uuidv7()}`),
+  });
+  const body = { depth: 4, limit: 50, dateFrom: b.dateFrom, dateTo: b.dateTo };
+  const api = () => b.call('POST', `/api/v1/projects/${b.projectId}/insights/paths`, b.admin, body);
+  const answer = await api();
+  const window = {
+    projectId: b.projectId,
+    start: new Date(b.start),
+    end: new Date(Date.parse(`${b.dateTo}T00:00:00Z`) + DAY),
+    names: null,
+  };
+  const every = await paths(b.clickhouse, window, { depth: 4 }, { boundedEvents: null });
+  const expected = { users: every.users, edges: [...every.edges].sort(edgeOrder).slice(0, 50), paths: every.paths };
+  const actual = { users: answer.users, edges: answer.edges, paths: answer.paths };
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    throw new Error(
+      `paths with short users and every event disagree: ${JSON.stringify(actual).slice(0, 300)} vs ${JSON.stringify(expected).slice(0, 300)}`,
+    );
+  }
+  const a = await b.time(api, RUNS);
+  const memory = await peakMemory(b.sampler, api);
+  log('');
+  log(
+    `paths (depth 4) with ${SHORT_USERS} short users added (40 events of one name first): ${answer.users} users, equal to the answer gathering every event`,
+  );
+  log('| insight (365 days) | API p50 ms | API p95 ms | API CPU p50 ms | API peak memory |');
+  log('|---|---|---|---|---|');
+  log(
+    `| paths (depth 4, ${SHORT_USERS} short users) | ${a.p50.toFixed(1)} | ${a.p95.toFixed(1)} | ${a.cpuP50.toFixed(0)} | ${mib(memory)} |`,
+  );
 }
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;

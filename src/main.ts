@@ -1,9 +1,11 @@
 import type { Server } from 'node:http';
 import { buildApp } from './api/app.js';
 import { createClickhouseHandler, createClickhouseServer } from './api/clickhouse/ch-interface.js';
+import { withInterfaceLog } from './api/clickhouse/ch-request-log.js';
 import { createHttpServer } from './api/http-server.js';
 import { apiRunsWorkers } from './core/config.js';
-import { configOrExit, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
+import { projectQueriesInEngine } from './olap/readonly/readonly-lane.js';
+import { configOrExit, endNow, exitOnStartupError, migrateAll, onShutdownSignal } from './runtime/bootstrap.js';
 import { resolveOperatorToken } from './runtime/operator-token.js';
 import { createServices } from './runtime/services.js';
 import { startTelemetryServer } from './runtime/telemetry-server.js';
@@ -25,11 +27,11 @@ async function main() {
   const lifecycle = { stopping: false };
   const apiDeps = { ...services, operatorToken: operator.token, lifecycle };
   // One handler for /clickhouse and the interface's own port: one lane, one set of limits.
-  const clickhouseInterface = createClickhouseHandler(apiDeps, logger);
+  const clickhouseInterface = withInterfaceLog(createClickhouseHandler(apiDeps, logger), logger, services.telemetry);
   const app = buildApp({ ...apiDeps, clickhouseInterface });
   const telemetryServer =
     config.telemetryPort > 0 ? await startTelemetryServer(services.telemetry.registry, config.telemetryPort, config.host) : undefined;
-  const server: Server = createHttpServer(app, config.http).listen(config.port, config.host);
+  const server: Server = createHttpServer(app, config.http, logger).listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -38,7 +40,7 @@ async function main() {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const chServer =
     config.clickhouseInterface.port > 0
-      ? createClickhouseServer(clickhouseInterface, config.http).listen(config.clickhouseInterface.port, config.host)
+      ? createClickhouseServer(clickhouseInterface, config.http, logger).listen(config.clickhouseInterface.port, config.host)
       : undefined;
   if (chServer) {
     await new Promise<void>((resolve, reject) => {
@@ -51,26 +53,40 @@ async function main() {
   logger.info({ host: config.host, port, clickhousePort, workers: workers !== undefined }, 'feedback service listening');
   if (operator.created) printFirstStartHelp(operator.token, port, config.dataDir);
 
-  onShutdownSignal(services, async () => {
-    lifecycle.stopping = true;
-    const closed = new Promise((resolve) => server.close(resolve));
-    server.closeIdleConnections();
-    const chClosed = chServer ? new Promise((resolve) => chServer.close(resolve)) : undefined;
-    chServer?.closeIdleConnections();
-    services.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
-    // Requests in flight get a few seconds to finish before their sockets are cut.
-    const forceClose = setTimeout(() => {
-      server.closeAllConnections();
-      chServer?.closeAllConnections();
-    }, 10_000);
-    forceClose.unref();
-    await closed;
-    await chClosed;
-    await services.eventSink.close();
-    await workers?.stop();
-    await telemetryServer?.close();
-    await services.close();
-  });
+  onShutdownSignal(
+    services,
+    async () => {
+      lifecycle.stopping = true;
+      const closed = new Promise((resolve) => server.close(resolve));
+      server.closeIdleConnections();
+      const chClosed = chServer ? new Promise((resolve) => chServer.close(resolve)) : undefined;
+      chServer?.closeIdleConnections();
+      services.liveFeed.endStreams(); // live-view streams never go idle: end them (docs/insights.md)
+      // Requests in flight get a few seconds to finish before their sockets are cut: a third of
+      // the shutdown deadline, so that flushing and closing have the rest.
+      const forceClose = setTimeout(
+        () => {
+          server.closeAllConnections();
+          chServer?.closeAllConnections();
+        },
+        Math.min(10_000, config.shutdownTimeoutMs / 3),
+      );
+      forceClose.unref();
+      await closed;
+      await chClosed;
+      await services.eventSink.close();
+      await workers?.stop();
+      await telemetryServer?.close();
+      await services.close();
+    },
+    {
+      deadlineMs: config.shutdownTimeoutMs,
+      // A project query still in the engine (its request was cut, or given up on) would hold exit()
+      // in the engine's destructors: measured, a SIGTERM during a minutes-long interface query
+      // logged "stopped" and then never ended (test/api/service-stop.test.ts).
+      exit: (code) => (projectQueriesInEngine(services.clickhouse) > 0 ? void endNow(logger) : process.exit(code)),
+    },
+  );
 }
 
 function printFirstStartHelp(operatorToken: string, port: number, dataDir: string) {

@@ -23,11 +23,15 @@ async function main() {
   const telemetryServer =
     config.telemetryPort > 0 ? await startTelemetryServer(services.telemetry.registry, config.telemetryPort, config.host) : undefined;
   services.logger.info({ concurrency: config.ingestWorkerConcurrency }, 'workers started');
-  onShutdownSignal(services, async () => {
-    await workers.stop();
-    await telemetryServer?.close();
-    await services.close();
-  });
+  onShutdownSignal(
+    services,
+    async () => {
+      await workers.stop();
+      await telemetryServer?.close();
+      await services.close();
+    },
+    { deadlineMs: config.shutdownTimeoutMs },
+  );
 }
 
 main().catch(exitOnStartupError);

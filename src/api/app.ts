@@ -1,7 +1,9 @@
 import Koa from 'koa';
 import { API_PREFIX } from './api-prefix.js';
 import { CLICKHOUSE_PATH, createClickhouseHandler } from './clickhouse/ch-interface.js';
+import { withInterfaceLog } from './clickhouse/ch-request-log.js';
 import { clientCors } from './cors/client-cors.js';
+import { endpointPreflight } from './cors/endpoint-cors.js';
 import { type RouteDefinition, type RouteDeps, routesRouter } from './define-route.js';
 import type { ApiDeps } from './deps.js';
 import { OPENAPI_PATH } from './docs/docs.routes.js';
@@ -77,14 +79,22 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   // The read-only ClickHouse HTTP interface (docs/clickhouse-interface.md) under /clickhouse: it
   // speaks ClickHouse's protocol (its own auth, errors and limits), so it answers before the
   // API's CORS, limiter and body parsers, which would answer in the API's form.
-  const clickhouse = deps.clickhouseInterface ?? createClickhouseHandler(deps, deps.logger);
+  const clickhouse = deps.clickhouseInterface ?? withInterfaceLog(createClickhouseHandler(deps, deps.logger), deps.logger, deps.telemetry);
   app.use(async (ctx, next) => {
     if (ctx.path !== CLICKHOUSE_PATH && !ctx.path.startsWith(`${CLICKHOUSE_PATH}/`)) return next();
     ctx.respond = false;
-    await clickhouse(ctx.req, ctx.res, ctx.path.slice(CLICKHOUSE_PATH.length) || '/');
+    // Koa does not answer a request it was told not to: an error escaping the handler is answered here.
+    await clickhouse(ctx.req, ctx.res, ctx.path.slice(CLICKHOUSE_PATH.length) || '/').catch((error: unknown) => {
+      deps.logger.error({ err: error, requestId: ctx.state.requestId, path: ctx.path }, 'ClickHouse interface: request handler threw');
+      if (ctx.res.headersSent) ctx.res.destroy();
+      else ctx.res.writeHead(500, { 'Content-Type': 'text/plain; charset=UTF-8' }).end('Internal error of the service\n');
+    });
   });
   // CORS of the client routes, before the limiter: a preflight has no key to charge, and a 429
   // must be readable by the page that gets it.
+  // The preflight of a published query (GET /q/:id), by the endpoint's own origins (endpoints.routes.ts).
+  const preflight = endpointPreflight();
+  app.use((ctx, next) => preflight(ctx, next, deps));
   app.use(
     clientCors(
       API_PREFIX,
@@ -129,7 +139,7 @@ export function buildApp(given: ApiDeps): Koa<AppState> {
   app.use(api.routes());
   // A known path with another method: 405 with Allow (routes of all routers are known here).
   app.use(api.allowedMethods());
-  app.use(embedPages({ sql: deps.sql })); // the widget's loader and panel, the public board (web/)
+  app.use(embedPages({ sql: deps.sql, publicUrl: deps.config.delivery.publicUrl })); // the widget's loader and panel, the public board (web/)
   app.use(webStatic({ apiPrefix: API_PREFIX })); // the owners' dashboard at `/` (web/)
   return app;
 }

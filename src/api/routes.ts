@@ -1,18 +1,27 @@
 import { accountRoutes } from './account/account.routes.js';
+import { alertRoutes } from './alerts/alerts.routes.js';
+import { changelogRoutes } from './changelog/changelog.routes.js';
 import { clickhouseCredentialRoutes } from './clickhouse/credentials.routes.js';
 import { deletionRoutes } from './data-rights/deletion.routes.js';
 import { erasureRoutes } from './data-rights/erasure.routes.js';
 import { exportRoutes } from './data-rights/exports.routes.js';
 import type { RouteDefinition } from './define-route.js';
 import { deliveryRoutes } from './deliveries/deliveries.routes.js';
+import { digestRoutes } from './digest/digest.routes.js';
 import { docsRoutes } from './docs/docs.routes.js';
+import { guideRoutes } from './docs/guides.routes.js';
+import { endpointRoutes } from './endpoints/endpoints.routes.js';
 import { eventRoutes } from './events/events.routes.js';
 import { feedbackRoutes } from './feedback/feedback.routes.js';
 import { projectFeedbackRoutes } from './feedback/project-feedback.routes.js';
+import { similarFeedbackRoutes } from './feedback/similar.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { identityRoutes } from './identity/identity.routes.js';
 import { insightsRoutes } from './insights/insights.routes.js';
 import { integrationRoutes } from './integrations/integrations.routes.js';
+import { trackerDiscoveryRoutes } from './integrations/tracker-discovery.routes.js';
+import { trackerWebhookRoutes } from './integrations/tracker-webhooks.routes.js';
+import { issueRoutes } from './issues/issues.routes.js';
 import { memberRoutes } from './members/members.routes.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
 import { adminAccountRoutes } from './operator/admin-accounts.routes.js';
@@ -21,6 +30,7 @@ import { projectRoutes } from './projects/projects.routes.js';
 import { projectSqlRoutes } from './sql/project-sql.routes.js';
 import { sqlRoutes } from './sql/sql.routes.js';
 import { unsubscribeRoutes } from './unsubscribe/unsubscribe.routes.js';
+import { timelineRoutes } from './users/timeline.routes.js';
 import { userRoutes } from './users/users.routes.js';
 
 /**
@@ -36,6 +46,7 @@ import { userRoutes } from './users/users.routes.js';
  */
 export const ROUTES: readonly RouteDefinition[] = [
   // The client app's routes (SPEC part 4), the ingestion hot path among them.
+  ...similarFeedbackRoutes,
   ...feedbackRoutes,
   ...userRoutes,
   ...eventRoutes,
@@ -45,12 +56,21 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...operatorRoutes,
   ...accountRoutes,
   ...projectRoutes,
+  ...timelineRoutes,
   ...identityRoutes,
   ...projectFeedbackRoutes,
+  ...changelogRoutes,
   ...deliveryRoutes,
   ...unsubscribeRoutes,
   ...memberRoutes,
   ...integrationRoutes,
+  // Issue trackers (docs/integrations.md): discovery for the setup, an item's issues, the trackers' webhooks.
+  ...trackerDiscoveryRoutes,
+  ...issueRoutes,
+  ...trackerWebhookRoutes,
+  // Alerts on metrics and the weekly digest (docs/notifications.md).
+  ...alertRoutes,
+  ...digestRoutes,
   // Data rights (docs/data-rights.md): exports, erasure, deletions, operator account tools.
   ...exportRoutes,
   ...erasureRoutes,
@@ -58,9 +78,11 @@ export const ROUTES: readonly RouteDefinition[] = [
   ...adminAccountRoutes,
   ...projectSqlRoutes,
   ...clickhouseCredentialRoutes,
+  ...endpointRoutes,
   // Insights (docs/insights.md): funnels, retention, event names, feature impact, saved queries, live view.
   ...insightsRoutes,
   // Outside /api/v1, without auth: health checks, the OpenAPI document and its rendering.
   ...healthRoutes,
+  ...guideRoutes,
   ...docsRoutes,
 ];

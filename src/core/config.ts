@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseSecretsKey } from './secret-box.js';
 
 /** A rate-limit budget: `points` requests per window of `windowSeconds`; null is no limit. */
 export type RateLimit = { points: number; windowSeconds: number } | null;
@@ -86,6 +87,13 @@ const EnvSchema = z.object({
   INGEST_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(256),
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   OPERATOR_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SECRETS_KEY: z
+    .string()
+    .refine(
+      (value) => parseSecretsKey(value) !== null,
+      'must be 64 hex digits or 32 bytes in base64, e.g. the output of: openssl rand -hex 32',
+    )
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RATE_LIMIT_INGEST: rateLimitVariable('1000/s'),
   RATE_LIMIT_API: rateLimitVariable('100/s'),
@@ -95,6 +103,7 @@ const EnvSchema = z.object({
   HTTP_REQUEST_TIMEOUT_SECONDS: seconds(60),
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(15),
   HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(5),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(15_000),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
@@ -168,6 +177,11 @@ export type Config = {
    */
   apiKeyCacheSeconds: number;
   operatorToken: string | undefined;
+  /**
+   * The key that seals the secrets the service reads back (tracker tokens, src/core/secret-box.ts);
+   * unset: generated once and kept in `<dataDir>/secrets-key` (src/runtime/secrets-key.ts).
+   */
+  secretsKey: string | undefined;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Request budgets (README "Rate limiting"); in Redis under `<queuePrefix>:ratelimit:` when REDIS_URL is set. */
   rateLimits: {
@@ -208,6 +222,11 @@ export type Config = {
     /** An idle keep-alive connection is closed after this time. */
     keepAliveTimeoutMs: number;
   };
+  /**
+   * A SIGTERM or SIGINT ends the process within this time, whatever is still running
+   * (docs/operations.md, "Stopping"); the graceful steps get what is left of it.
+   */
+  shutdownTimeoutMs: number;
   /**
    * Limit of one operator SQL query (POST /admin/sql), counted from its arrival, so its wait for
    * a turn counts too. Unset: 5 s with embedded chDB, where it shares the process, 10 s with a server.
@@ -283,6 +302,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestWorkerConcurrency: e.INGEST_WORKER_CONCURRENCY,
     apiKeyCacheSeconds: e.API_KEY_CACHE_SECONDS,
     operatorToken: e.OPERATOR_TOKEN,
+    secretsKey: e.SECRETS_KEY,
     logLevel: e.LOG_LEVEL,
     rateLimits: {
       ingest: e.RATE_LIMIT_INGEST,
@@ -305,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     operatorSqlTimeoutMs: e.OPERATOR_SQL_TIMEOUT_MS,
     projectSql: {
       timeoutMs: e.PROJECT_SQL_TIMEOUT_MS,

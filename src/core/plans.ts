@@ -11,6 +11,8 @@ type PlanLimits = {
   voterNotifications: boolean;
   customEventsReadable: boolean;
   metricsWindowDays: number;
+  /** Alerts on metrics per project (docs/notifications.md "Alerts"); 0: none. */
+  maxAlertsPerProject: number;
 };
 
 export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
@@ -22,6 +24,7 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
     voterNotifications: false,
     customEventsReadable: false,
     metricsWindowDays: 30,
+    maxAlertsPerProject: 0,
   },
   pro: {
     maxProjects: 2,
@@ -31,6 +34,7 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
     voterNotifications: false,
     customEventsReadable: true,
     metricsWindowDays: 30,
+    maxAlertsPerProject: 5,
   },
   team: {
     maxProjects: null,
@@ -40,5 +44,6 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
     voterNotifications: true,
     customEventsReadable: true,
     metricsWindowDays: 365,
+    maxAlertsPerProject: 50,
   },
 };

@@ -4,7 +4,8 @@ import type { NotificationPayload, NotificationType } from './notification-paylo
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-export const DELIVERY_CHANNELS = ['email', 'slack', 'discord', 'webhook'] as const;
+/** `github` and `linear`: an item's linked issue following its status or votes (docs/integrations.md); the recipient is the link's id. */
+export const DELIVERY_CHANNELS = ['email', 'slack', 'discord', 'webhook', 'github', 'linear'] as const;
 export type DeliveryChannel = (typeof DELIVERY_CHANNELS)[number];
 
 /** A delivery as operators list it. */
@@ -18,6 +19,9 @@ export type DeliveryRow = {
   /** The item the notification is about, as it was then (its snapshot in the notification). */
   feedback_id: string | null;
   feedback_title: string | null;
+  /** A changelog.published delivery: the entry, and its title as announced. */
+  changelog_entry_id: string | null;
+  changelog_entry_title: string | null;
   status: DeliveryStatus;
   attempts: number;
   last_error: string | null;
@@ -40,7 +44,14 @@ export type ClaimedDelivery = {
   unsubscribe_token: string | null;
   type: NotificationType;
   payload: NotificationPayload;
-  integration: { kind: DeliveryChannel; url: string; secret: string | null; enabled: boolean } | null;
+  integration: { id: string; kind: DeliveryChannel; url: string; secret: string | null; enabled: boolean } | null;
+  /**
+   * A changelog email: the ids of the entry's items whose status emails the address still gets,
+   * in the entry's order (the email names those: "you asked for"); null for any other delivery.
+   */
+  followed_item_ids: string[] | null;
+  /** The project's public board (its slug), for links to the changelog page; null when not public. */
+  board_slug: string | null;
   /**
    * Why this delivery may no longer be sent, checked when it is claimed: the plan was downgraded,
    * the member removed, the voter or submitter unsubscribed since the notification was expanded.
@@ -94,15 +105,21 @@ export async function claimDueDeliveries(sql: SqlLike, limit: number, leaseMs: n
   return claimed.filter((row): row is ClaimedDelivery => row !== null);
 }
 
-type LoadedRow = Omit<ClaimedDelivery, 'integration' | 'refusal' | 'claim_token'> & {
+type LoadedRow = Omit<ClaimedDelivery, 'integration' | 'refusal' | 'claim_token' | 'followed_item_ids'> & {
+  followed_item_ids: string[] | null;
   claim_token: string | null;
   plan: Plan;
+  i_id: string | null;
   i_kind: DeliveryChannel | null;
   i_url: string | null;
   i_secret: string | null;
   i_enabled: boolean | null;
   is_member: boolean;
+  /** The account owner's address (alert emails go to the owner on every plan that has alerts). */
+  is_owner: boolean;
   opted_in: boolean;
+  /** A digest email: whose subscription its token is, while it is on (null: unsubscribed, or gone with its member). */
+  digest_recipient: 'owner' | 'member' | null;
 };
 
 /**
@@ -115,14 +132,31 @@ async function loadDelivery(sql: SqlLike, id: string): Promise<ClaimedDelivery |
   const [row] = await sql<LoadedRow[]>`
     select d.id, d.claim_token, d.project_id, p.name as project_name, d.channel, d.recipient, d.attempts,
            d.unsubscribe_token, n.type, n.payload, a.plan,
-           i.kind as i_kind, i.url as i_url, i.secret as i_secret, i.enabled as i_enabled,
+           i.id as i_id, i.kind as i_kind, i.url as i_url, i.secret as i_secret, i.enabled as i_enabled,
            d.channel = 'email' and d.unsubscribe_token is null and exists (
              select 1 from project_members m where m.project_id = d.project_id and lower(m.email) = d.recipient
            ) as is_member,
+           d.channel = 'email' and lower(a.email) = d.recipient as is_owner,
+           case when n.type = 'digest.weekly' then (
+             select case when s.member_id is null then 'owner' else 'member' end
+             from digest_subscriptions s where s.unsubscribe_token = d.unsubscribe_token and s.enabled
+           ) end as digest_recipient,
            d.unsubscribe_token is not null and (
              exists (select 1 from votes v where v.unsubscribe_token = d.unsubscribe_token and v.notify_status_change)
              or exists (select 1 from feedbacks f where f.submitter_unsubscribe_token = d.unsubscribe_token and f.submitter_notify)
-           ) as opted_in
+           ) as opted_in,
+           case when n.type = 'changelog.published' and d.channel = 'email' then array(
+             select x.item ->> 'id'
+             from jsonb_array_elements(n.payload -> 'items') with ordinality as x(item, position)
+             where exists (
+                     select 1 from votes v
+                     where v.feedback_id = (x.item ->> 'id')::uuid and lower(v.email) = d.recipient and v.notify_status_change)
+                or exists (
+                     select 1 from feedbacks f
+                     where f.id = (x.item ->> 'id')::uuid and lower(f.user_email) = d.recipient and f.submitter_notify)
+             order by x.position
+           ) end as followed_item_ids,
+           case when p.board_public then p.slug end as board_slug
     from deliveries d
     join notifications n on n.id = d.notification_id
     join projects p on p.id = d.project_id
@@ -130,11 +164,13 @@ async function loadDelivery(sql: SqlLike, id: string): Promise<ClaimedDelivery |
     left join integrations i on i.id = d.integration_id
     where d.id = ${id}`;
   if (!row || row.claim_token === null) return null;
-  const { i_kind, i_url, i_secret, i_enabled, plan, is_member, opted_in, claim_token, ...delivery } = row;
+  const { i_id, i_kind, i_url, i_secret, i_enabled, plan, is_member, is_owner, opted_in, digest_recipient, claim_token, ...delivery } = row;
   return {
     ...delivery,
     claim_token,
-    integration: i_kind && i_url !== null ? { kind: i_kind, url: i_url, secret: i_secret, enabled: i_enabled ?? false } : null,
+    followed_item_ids: row.followed_item_ids,
+    integration:
+      i_id && i_kind && i_url !== null ? { id: i_id, kind: i_kind, url: i_url, secret: i_secret, enabled: i_enabled ?? false } : null,
     refusal: refusalOf(row),
   };
 }
@@ -142,18 +178,46 @@ async function loadDelivery(sql: SqlLike, id: string): Promise<ClaimedDelivery |
 /** Why a delivery may no longer be sent (SPEC 8.2 and the opt-ins), or null. */
 function refusalOf(row: LoadedRow): string | null {
   const limits = PLAN_LIMITS[row.plan];
+  if (row.type === 'alert.firing' || row.type === 'alert.resolved' || row.type === 'alert.test') return alertRefusal(row);
+  if (row.type === 'digest.weekly') {
+    if (row.digest_recipient === null) return 'unsubscribed';
+    return row.digest_recipient === 'owner' || limits.teamMembers ? null : 'the plan no longer includes team member emails';
+  }
   if (row.channel !== 'email') return limits.integrations ? null : 'the plan no longer includes integrations';
   if (row.unsubscribe_token === null) {
     if (!limits.teamMembers) return 'the plan no longer includes team member emails';
     return row.is_member ? null : 'no longer a member of the project';
   }
   if (!limits.voterNotifications) return 'the plan no longer includes voter and submitter emails';
+  // A changelog email goes while the address still follows one of the entry's items.
+  if (row.followed_item_ids) return row.followed_item_ids.length > 0 ? null : 'unsubscribed';
   return row.opted_in ? null : 'unsubscribed';
 }
 
-/** Whether the plan still includes a channel: what an operator's retry checks (SPEC 8.2). */
-export function planIncludes(plan: Plan, channel: DeliveryChannel): boolean {
+/**
+ * An alert's delivery: the plan must still have alerts; an integration needs Pro or Team; the
+ * owner's email goes on every such plan, a member's on Team while it is a member.
+ */
+function alertRefusal(row: LoadedRow): string | null {
+  const limits = PLAN_LIMITS[row.plan];
+  if (limits.maxAlertsPerProject === 0) return 'the plan no longer includes alerts';
+  if (row.channel !== 'email') return limits.integrations ? null : 'the plan no longer includes integrations';
+  if (row.is_owner) return null;
+  if (!limits.teamMembers) return 'the plan no longer includes team member emails';
+  return row.is_member ? null : 'no longer a member of the project';
+}
+
+/**
+ * Whether the plan still includes a channel for a notification type: what an operator's retry
+ * checks (SPEC 8.2). Alerts need a plan with alerts (their emails go to the owner there); the
+ * digest's email is on every plan (its recipients are checked when it is sent).
+ */
+export function planIncludes(plan: Plan, channel: DeliveryChannel, type?: NotificationType): boolean {
   const limits = PLAN_LIMITS[plan];
+  if (type === 'digest.weekly') return true;
+  if (type === 'alert.firing' || type === 'alert.resolved' || type === 'alert.test') {
+    return limits.maxAlertsPerProject > 0 && (channel === 'email' || limits.integrations);
+  }
   return channel === 'email' ? limits.teamMembers && limits.voterNotifications : limits.integrations;
 }
 
@@ -196,6 +260,30 @@ export async function markAttemptFailed(
 }
 
 /**
+ * Puts an attempt off without counting it (a tracker's votes update within a minute of the last
+ * one): the claim's attempt is given back, the delivery stays pending until `delayMs` from now,
+ * and `reason` says why in the delivery log. Written only while the claim holds the row.
+ */
+export async function markDeferred(
+  sql: SqlLike,
+  delivery: { id: string; claim_token: string },
+  reason: string,
+  delayMs: number,
+): Promise<boolean> {
+  const rows = await sql`
+    update deliveries set
+      attempts = greatest(attempts - 1, 0),
+      next_attempt_at = now() + ${delayMs} * interval '1 millisecond',
+      last_error = ${reason.slice(0, 1000)},
+      locked_until = null,
+      claim_token = null,
+      updated_at = now()
+    where id = ${delivery.id} and claim_token = ${delivery.claim_token} and status = 'pending'
+    returning id`;
+  return rows.length === 1;
+}
+
+/**
  * Pending deliveries whose time has long passed with nobody on them: in queue mode, deliveries
  * whose job was lost (a crash between dispatch and enqueue, a job removed by hand).
  */
@@ -213,6 +301,7 @@ export async function overdueDeliveryIds(sql: SqlLike, olderThanMs: number, limi
 const listColumns = (sql: SqlLike) => sql`
   d.id, d.notification_id, n.type, d.channel, d.recipient, d.integration_id,
   n.payload -> 'feedback' ->> 'id' as feedback_id, n.payload -> 'feedback' ->> 'title' as feedback_title,
+  n.changelog_entry_id, n.payload -> 'entry' ->> 'title' as changelog_entry_title,
   d.status, d.attempts, d.last_error, d.next_attempt_at, d.delivered_at, d.created_at, d.updated_at`;
 
 /** A project's deliveries, newest first, optionally of one status. */
@@ -254,16 +343,18 @@ export type RetryResult =
  */
 export async function retryDelivery(sql: Sql, projectId: string, id: string): Promise<RetryResult> {
   return sql.begin(async (tx) => {
-    const [current] = await tx<{ status: DeliveryStatus; channel: DeliveryChannel; plan: Plan }[]>`
-      select d.status, d.channel, a.plan
+    const [current] = await tx<{ status: DeliveryStatus; channel: DeliveryChannel; plan: Plan; type: NotificationType }[]>`
+      select d.status, d.channel, a.plan, n.type
       from deliveries d
+      join notifications n on n.id = d.notification_id
       join projects p on p.id = d.project_id
       join accounts a on a.id = p.account_id
       where d.id = ${id} and d.project_id = ${projectId}
       for update of d`;
     if (!current) return { kind: 'not_found' as const };
     if (current.status !== 'failed') return { kind: 'not_failed' as const, status: current.status };
-    if (!planIncludes(current.plan, current.channel)) return { kind: 'not_in_plan' as const, channel: current.channel, plan: current.plan };
+    if (!planIncludes(current.plan, current.channel, current.type))
+      return { kind: 'not_in_plan' as const, channel: current.channel, plan: current.plan };
     await tx`
       update deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), locked_until = null, claim_token = null, updated_at = now()
       where id = ${id}`;
@@ -273,4 +364,48 @@ export async function retryDelivery(sql: Sql, projectId: string, id: string): Pr
       where d.id = ${id}`;
     return { kind: 'retried' as const, delivery: delivery as DeliveryRow };
   });
+}
+
+/** Counts of a set of deliveries by status. */
+export type DeliveryCounts = { sent: number; pending: number; failed: number };
+
+export type ChangelogDeliveries = {
+  /** none: no announcement (not published yet); waiting: recorded, not yet expanded by a worker; dispatched: expanded. */
+  notification: 'none' | 'waiting' | 'dispatched';
+  dispatched_at: Date | null;
+  emails: DeliveryCounts;
+  integrations: DeliveryCounts;
+};
+
+/**
+ * Who was told of a changelog entry: its notification's state and its deliveries counted by
+ * channel and status, from the delivery log (the entry's notification is kept as long as the
+ * entry: notifications.repo.ts). Null when the entry is not the project's.
+ */
+export async function changelogDeliveries(sql: SqlLike, projectId: string, entryId: string): Promise<ChangelogDeliveries | null> {
+  const [row] = await sql<
+    {
+      found: boolean;
+      dispatched_at: Date | null;
+      recorded: boolean;
+      counts: { channel: DeliveryChannel; status: DeliveryStatus; n: number }[];
+    }[]
+  >`
+    select true as found, n.dispatched_at, n.id is not null as recorded,
+           coalesce((
+             select json_agg(json_build_object('channel', c.channel, 'status', c.status, 'n', c.n))
+             from (select d.channel, d.status, count(*)::int as n from deliveries d where d.notification_id = n.id group by 1, 2) c
+           ), '[]'::json) as counts
+    from changelog_entries e
+    left join notifications n on n.changelog_entry_id = e.id
+    where e.id = ${entryId} and e.project_id = ${projectId}`;
+  if (!row) return null;
+  const emails: DeliveryCounts = { sent: 0, pending: 0, failed: 0 };
+  const integrations: DeliveryCounts = { sent: 0, pending: 0, failed: 0 };
+  for (const count of row.counts) {
+    const into = count.channel === 'email' ? emails : integrations;
+    into[count.status === 'delivered' ? 'sent' : count.status] += count.n;
+  }
+  const notification = !row.recorded ? 'none' : row.dispatched_at ? 'dispatched' : 'waiting';
+  return { notification, dispatched_at: row.dispatched_at, emails, integrations };
 }

@@ -29,3 +29,13 @@ export async function framingOriginsByBoardSlug(sql: SqlLike, slug: string): Pro
     where p.slug = ${slug} and p.board_public and not p.suspended`;
   return originsOf(row);
 }
+
+/** The project of the public board at this slug, with its allowed origins; null when no public board has it. */
+export async function publicBoardProject(sql: SqlLike, slug: string): Promise<{ id: string; name: string; origins: string[] } | null> {
+  const [row] = await sql<(FramingRow & { id: string; name: string })[]>`
+    select p.id, p.name, to_jsonb(p) -> 'allowed_origins' as origins
+    from projects p
+    where p.slug = ${slug} and p.board_public and not p.suspended`;
+  const origins = originsOf(row);
+  return row && origins ? { id: row.id, name: row.name, origins } : null;
+}

@@ -135,15 +135,23 @@ export async function erasePostgres(
       for update of f`;
     const ids = voted.map((row) => row.id);
     // Emails sent to the user: deliveries carry the unsubscribe token of the vote or of the
-    // submitted item that put the address on the list.
+    // submitted item that put the address on the list; a changelog email, a token of its own,
+    // so it is found by its address (one of the user's voting or submitting addresses).
     const deliveries = await tx`
       delete from deliveries d
       where d.project_id = ${projectId} and d.channel = 'email'
-        and d.unsubscribe_token in (
+        and (d.unsubscribe_token in (
           select v.unsubscribe_token from votes v where v.feedback_id = any(${ids}::uuid[]) and v.user_id = ${userId}
           union all
           select f.submitter_unsubscribe_token from feedbacks f where f.project_id = ${projectId} and f.user_id = ${userId}
-        )
+        ) or (
+          d.notification_id in (select n.id from notifications n where n.project_id = ${projectId} and n.type = 'changelog.published')
+          and d.recipient in (
+            select lower(v.email) from votes v where v.feedback_id = any(${ids}::uuid[]) and v.user_id = ${userId} and v.email is not null
+            union all
+            select lower(f.user_email) from feedbacks f where f.project_id = ${projectId} and f.user_id = ${userId} and f.user_email is not null
+          )
+        ))
       returning 1`;
     const votes = await tx`
       delete from votes where feedback_id = any(${ids}::uuid[]) and user_id = ${userId}
@@ -170,6 +178,18 @@ export async function erasePostgres(
           '{feedback,user_email}', 'null'::jsonb)
       where project_id = ${projectId} and payload #>> '{feedback,user_id}' = ${userId}
       returning 1`;
+    // A changelog announcement holds snapshots of all its linked items.
+    const announced = await tx`
+      update notifications set payload = jsonb_set(payload, '{items}', (
+          select coalesce(jsonb_agg(
+                   case when x.item ->> 'user_id' = ${userId}
+                        then x.item || jsonb_build_object('user_id', ${anonymousId}::text, 'user_email', null)
+                        else x.item end
+                   order by x.position), '[]'::jsonb)
+          from jsonb_array_elements(payload -> 'items') with ordinality as x(item, position)))
+      where project_id = ${projectId} and type = 'changelog.published'
+        and exists (select 1 from jsonb_array_elements(payload -> 'items') as i where i ->> 'user_id' = ${userId})
+      returning 1`;
     const audiences = await tx`
       update notifications set payload = jsonb_set(payload, '{audience,user_ids}', (
           select coalesce(jsonb_agg(u), '[]'::jsonb)
@@ -183,7 +203,7 @@ export async function erasePostgres(
       comments_anonymized: comments.length,
       sdk_user_deleted: sdkUser.length > 0,
       deliveries_deleted: deliveries.length,
-      notifications_scrubbed: submitted.length + audiences.length,
+      notifications_scrubbed: submitted.length + announced.length + audiences.length,
     };
     // The step's end commits with its work: a crash either redoes all of it or none.
     await tx`

@@ -236,33 +236,48 @@ export type UpdateStatusResult =
  * refused for any other resulting status and cleared when an item leaves `rejected`.
  */
 export async function updateFeedbackStatus(sql: Sql, projectId: string, id: string, change: StatusChange): Promise<UpdateStatusResult> {
-  return sql.begin(async (tx) => {
-    const current = await lockFeedback(tx, projectId, id);
-    if (!current) return { kind: 'not_found' as const };
-    if (current.merged_into_id) return { kind: 'merged' as const, intoId: current.merged_into_id };
-    const status = change.status ?? current.status;
-    if (change.rejectionReason != null && status !== 'rejected') return { kind: 'reason_needs_rejected' as const };
-    await tx`
-      update feedbacks set
-        status = ${status},
-        rejection_reason = ${
-          status !== 'rejected' ? null : change.rejectionReason !== undefined ? change.rejectionReason : tx`rejection_reason`
-        },
-        updated_at = now()
-      where id = ${id}`;
-    if (status !== current.status) {
-      await recordFact(tx, {
-        kind: 'feedback_status_changed',
-        projectId,
-        feedbackId: id,
-        status,
-        previousStatus: current.status,
-      });
-    }
-    const feedback = (await findFeedback(tx, projectId, id, undefined)) as FeedbackRow;
-    if (status !== current.status) await recordNotification(tx, feedbackStatusChanged(feedback, current.status));
-    return { kind: 'updated' as const, feedback, previousStatus: current.status };
-  });
+  return sql.begin((tx) => changeFeedbackStatus(tx, projectId, id, change));
+}
+
+/**
+ * updateFeedbackStatus within the caller's transaction: also what publishing a changelog entry
+ * with `complete_linked` does to each linked item, `foldedIntoEntry` naming the entry, whose
+ * email then carries the change (the status-change notification reaches integrations only); and
+ * a status set from an issue tracker, which records the issue's state in the same commit
+ * (src/workers/trackers/inbound.worker.ts), its voters told as for any change.
+ */
+export async function changeFeedbackStatus(
+  tx: SqlLike,
+  projectId: string,
+  id: string,
+  change: StatusChange,
+  options: { foldedIntoEntry?: string } = {},
+): Promise<UpdateStatusResult> {
+  const current = await lockFeedback(tx, projectId, id);
+  if (!current) return { kind: 'not_found' as const };
+  if (current.merged_into_id) return { kind: 'merged' as const, intoId: current.merged_into_id };
+  const status = change.status ?? current.status;
+  if (change.rejectionReason != null && status !== 'rejected') return { kind: 'reason_needs_rejected' as const };
+  await tx`
+    update feedbacks set
+      status = ${status},
+      rejection_reason = ${
+        status !== 'rejected' ? null : change.rejectionReason !== undefined ? change.rejectionReason : tx`rejection_reason`
+      },
+      updated_at = now()
+    where id = ${id}`;
+  if (status !== current.status) {
+    await recordFact(tx, {
+      kind: 'feedback_status_changed',
+      projectId,
+      feedbackId: id,
+      status,
+      previousStatus: current.status,
+    });
+  }
+  const feedback = (await findFeedback(tx, projectId, id, undefined)) as FeedbackRow;
+  if (status !== current.status) await recordNotification(tx, feedbackStatusChanged(feedback, current.status, options.foldedIntoEntry));
+  return { kind: 'updated' as const, feedback, previousStatus: current.status };
 }
 
 export type MergeResult =

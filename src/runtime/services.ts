@@ -4,7 +4,9 @@ import { type LiveFeed, LocalLiveFeed, RedisLiveFeed } from '../api/live/live-fe
 import { RateLimits } from '../api/middleware/rate-limit.js';
 import type { Config } from '../core/config.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import type { SecretBox } from '../core/secret-box.js';
 import { createTelemetry, scrapedGauge, type Telemetry } from '../core/telemetry.js';
+import type { TrackerGateway } from '../core/trackers.js';
 import type { EventSink } from '../ingest/event-sink.js';
 import { LogEventSink } from '../ingest/log/log-sink.js';
 import { createIngestQueue, type IngestQueue } from '../ingest/queue/ingest.queue.js';
@@ -15,8 +17,11 @@ import { FactWriter } from '../ingest/writer/fact-writer.js';
 import { type ClickHouseClient, createClickHouse } from '../olap/clickhouse.js';
 import { createSql, type Sql } from '../oltp/db.js';
 import { ProjectKeyCache } from '../oltp/projects.cache.js';
+import { EndpointLookupCache } from '../oltp/saved-query-endpoints.cache.js';
 import { createDeliveryQueue, type DeliveryQueue } from '../workers/notify/deliveries.queue.js';
 import { createMailer, type Mailer } from '../workers/notify/mailer.js';
+import { createTrackerGateway } from '../workers/trackers/gateway.js';
+import { resolveSecretBox } from './secrets-key.js';
 
 export type Services = {
   config: Config;
@@ -25,6 +30,8 @@ export type Services = {
   sql: Sql;
   /** API-key lookups remembered in process, invalidated by LISTEN/NOTIFY (projects.cache.ts). */
   projectKeys: ProjectKeyCache;
+  /** Lookups of published saved queries (GET /q/:id) remembered in process, invalidated the same way (saved-query-endpoints.cache.ts). */
+  endpointLookups: EndpointLookupCache;
   clickhouse: ClickHouseClient;
   /** Redis of the queue; undefined without REDIS_URL. Fails fast while disconnected. */
   redis: Redis | undefined;
@@ -42,6 +49,10 @@ export type Services = {
   liveFeed: LiveFeed;
   /** Request budgets of the API: counted in Redis with REDIS_URL (shared by every process), else in memory. */
   rateLimits: RateLimits;
+  /** Seals and opens the secrets the service reads back (tracker tokens), under SECRETS_KEY. */
+  secretBox: SecretBox;
+  /** GitHub and Linear calls, behind the SSRF guard (docs/integrations.md). */
+  trackers: TrackerGateway;
   /** Flushes buffered events, then closes every client and stops the embedded servers. */
   close(): Promise<void>;
 };
@@ -65,6 +76,9 @@ export async function createServices(
     const projectKeys = new ProjectKeyCache(sql, config.apiKeyCacheSeconds * 1000);
     await projectKeys.listen();
     closers.unshift(() => projectKeys.close());
+    const endpointLookups = new EndpointLookupCache(sql, config.apiKeyCacheSeconds * 1000);
+    await endpointLookups.listen();
+    closers.unshift(() => endpointLookups.close());
 
     const clickhouse =
       overrides.clickhouse ?? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster });
@@ -121,6 +135,12 @@ export async function createServices(
       logger: logger.child({ component: 'mailer' }),
     });
     closers.unshift(async () => mailer.close());
+    const secretBox = await resolveSecretBox(config.secretsKey, config.dataDir);
+    const trackers = createTrackerGateway({
+      allowPrivate: config.delivery.allowPrivateWebhooks,
+      timeoutMs: config.delivery.timeoutMs,
+      logger: logger.child({ component: 'trackers' }),
+    });
 
     return {
       config,
@@ -128,6 +148,7 @@ export async function createServices(
       telemetry,
       sql,
       projectKeys,
+      endpointLookups,
       clickhouse,
       redis,
       queue,
@@ -138,6 +159,8 @@ export async function createServices(
       eventSink,
       liveFeed,
       rateLimits,
+      secretBox,
+      trackers,
       async close() {
         for (const close of closers) {
           await close().catch((error: unknown) => logger.warn({ err: error }, 'error while closing'));

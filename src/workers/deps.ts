@@ -1,5 +1,7 @@
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
+import type { SecretBox } from '../core/secret-box.js';
+import type { TrackerGateway } from '../core/trackers.js';
 import type { EventSink } from '../ingest/event-sink.js';
 import type { IngestQueue } from '../ingest/queue/ingest.queue.js';
 import type { EventWriter } from '../ingest/writer/event-writer.js';
@@ -29,4 +31,8 @@ export type WorkerDeps = {
   eventSink: EventSink;
   eventWriter: EventWriter;
   factWriter: FactWriter;
+  /** Opens the sealed tracker tokens for their calls. */
+  secretBox: SecretBox;
+  /** GitHub and Linear calls of the trackers' workers. */
+  trackers: TrackerGateway;
 };

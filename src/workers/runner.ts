@@ -1,11 +1,15 @@
 import { startIngestWorker } from '../ingest/queue/ingest.worker.js';
+import { AlertEvaluator } from './alerts.evaluator.js';
+import { ChangelogScheduler } from './changelog.scheduler.js';
 import type { WorkerDeps } from './deps.js';
+import { DigestScheduler } from './digest.scheduler.js';
 import { DataRightsWorker, ingestQueueSettled } from './erasure.worker.js';
 import { enqueueDeliveries } from './notify/deliveries.queue.js';
 import { type DeliveryDeps, DeliveryPoller, OverdueSweep, startDeliveryQueueWorker } from './notify/deliveries.worker.js';
 import { NotificationDispatcher, type ScheduleDeliveries } from './notify/notifications.dispatcher.js';
 import { type FactDelivery, OutboxRelay } from './outbox.relay.js';
 import { workerRedis } from './redis.js';
+import { TrackerInboundWorker } from './trackers/inbound.worker.js';
 
 export type Workers = {
   relay: OutboxRelay;
@@ -17,6 +21,14 @@ export type Workers = {
   ingestWorker: ReturnType<typeof startIngestWorker> | undefined;
   /** Erasures and the ClickHouse side of project deletions (docs/data-rights.md). */
   dataRights: DataRightsWorker;
+  /** Publishes scheduled changelog entries when their time comes. */
+  changelog: ChangelogScheduler;
+  /** Applies the issue trackers' recorded webhooks (docs/integrations.md). */
+  trackerInbound: TrackerInboundWorker;
+  /** Checks alerts on metrics after each interval (docs/notifications.md "Alerts"). */
+  alerts: AlertEvaluator;
+  /** Sends the weekly digests on Mondays. */
+  digest: DigestScheduler;
   stop(): Promise<void>;
 };
 
@@ -68,6 +80,7 @@ export function startWorkers(deps: WorkerDeps): Workers {
       publicUrl: delivery.publicUrl,
       timeoutMs: delivery.timeoutMs,
       allowPrivateWebhooks: delivery.allowPrivateWebhooks,
+      trackers: { sql: deps.sql, trackers: deps.trackers, secretBox: deps.secretBox, publicUrl: delivery.publicUrl },
     },
     policy: { maxAttempts: delivery.maxAttempts, timeoutMs: delivery.timeoutMs, backoffMs: delivery.backoffMs },
     logger: deps.logger.child({ component: 'deliveries' }),
@@ -99,6 +112,14 @@ export function startWorkers(deps: WorkerDeps): Workers {
     logger: deps.logger.child({ component: 'data-rights' }),
   });
   dataRights.start();
+  const changelog = new ChangelogScheduler(deps.sql, deps.logger.child({ component: 'changelog' }));
+  changelog.start();
+  const trackerInbound = new TrackerInboundWorker(deps.sql, deps.logger.child({ component: 'tracker-inbound' }));
+  trackerInbound.start();
+  const alerts = new AlertEvaluator(deps.sql, deps.clickhouse, deps.logger.child({ component: 'alerts' }));
+  alerts.start();
+  const digest = new DigestScheduler(deps.sql, deps.clickhouse, deps.logger.child({ component: 'digest' }));
+  digest.start();
 
   return {
     relay,
@@ -108,7 +129,15 @@ export function startWorkers(deps: WorkerDeps): Workers {
     deliveryDeps,
     ingestWorker,
     dataRights,
+    changelog,
+    trackerInbound,
+    alerts,
+    digest,
     async stop() {
+      await trackerInbound.stop();
+      await digest.stop();
+      await alerts.stop();
+      await changelog.stop();
       await dataRights.stop();
       await relay.stop();
       await dispatcher.stop();

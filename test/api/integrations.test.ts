@@ -295,7 +295,7 @@ describe('PATCH /api/v1/projects/:id/integrations/:integrationId', () => {
   });
 
   it.each([
-    ['an empty body', {}, /^url, secret, events or enabled is required$/],
+    ['an empty body', {}, /^url, secret, events or enabled is required \(for a tracker: /],
     ['kind', { kind: 'discord' }, /^kind: /],
     ['kind with other fields', { kind: 'webhook', enabled: false }, /^kind: /],
     ['an ftp URL', { url: 'ftp://example.com' }, /^url: /],

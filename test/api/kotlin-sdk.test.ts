@@ -314,6 +314,24 @@ describe('the origin Kotlin SDK 1.1.1, call by call, with only its base URL chan
     });
   });
 
+  it('UsersApi.register(email, name) without externalId registers the user of X-User-Id, and getCurrentUser then finds them', async () => {
+    const userId = userIdOf();
+    const body = { email: 'flo@example.com', name: 'Flo', external_id: null, metadata: null };
+    expect(expectDecodes(SdkUser, await sdkCall('POST', `${API}/users/register`, userId, body))).toMatchObject({
+      user_id: userId,
+      external_id: userId,
+      email: 'flo@example.com',
+      name: 'Flo',
+    });
+    expect(expectDecodes(SdkUser, await sdkCall('GET', `${API}/users/${userId}`, userId))).toMatchObject({ user_id: userId });
+    // A body and headers that name nobody are still refused, naming the field.
+    const nobody = await server.request('POST', `${API}/users/register`, {
+      apiKey: project.apiKey,
+      body: { email: null, external_id: null },
+    });
+    expect([nobody.status, nobody.body]).toMatchObject([400, { error: true, reason: 'userId: is required' }]);
+  });
+
   it('UsersApi.getCurrentUser: GET /users/:userId answers the user, and never their email or MRR to the API key alone', async () => {
     const userId = userIdOf();
     await sdkCall('POST', `${API}/users/register`, userId, { email: 'eve@example.com', name: 'Eve', external_id: userId, metadata: null });

@@ -46,6 +46,7 @@ describe('GET /api/v1/account', () => {
         voter_notifications: false,
         custom_events_readable: false,
         metrics_window_days: 30,
+        max_alerts_per_project: 0,
       },
       created_at: expect.any(String),
     });
@@ -128,6 +129,35 @@ describe('GET /api/v1/projects/:id/users', () => {
     expectError(await list('?order=up'), 400, 'order');
     expectError(await list('?limit=0'), 400, 'limit');
     expectError(await list('?limit=1&limit=2'), 400, 'limit');
+  });
+
+  it('q finds users by id, email or name in any letter case, wildcards as themselves; total counts the matches', async () => {
+    const searched = await createProject(server, { plan: 'pro' });
+    for (const body of [
+      { userId: 'ada-1', email: 'ada@example.com', name: 'Ada Lovelace' },
+      { userId: 'grace-2', email: 'grace@navy.example', name: 'Grace Hopper' },
+      { userId: 'plain_3' },
+      { userId: 'plainx3', name: '100% Alan' },
+    ]) {
+      const response = await server.request('POST', '/api/v1/users/register', { apiKey: searched.apiKey, body });
+      expect(response.status).toBe(200);
+    }
+    const found = async (q: string) => {
+      const response = await list(`?sort=first_seen&order=asc&q=${encodeURIComponent(q)}`, searched);
+      expect(response.status).toBe(200);
+      return { total: response.body.total, ids: ids(response.body) };
+    };
+    expect(await found('LOVELACE')).toEqual({ total: 1, ids: ['ada-1'] });
+    expect(await found('navy.EXAMPLE')).toEqual({ total: 1, ids: ['grace-2'] });
+    expect(await found('a-')).toEqual({ total: 1, ids: ['ada-1'] });
+    // `_` and `%` are the characters, not LIKE's wildcards: plainx3 does not match `plain_`.
+    expect(await found('plain_')).toEqual({ total: 1, ids: ['plain_3'] });
+    expect(await found('100%')).toEqual({ total: 1, ids: ['plainx3'] });
+    expect(await found('nobody')).toEqual({ total: 0, ids: [] });
+    expect((await found('')).total).toBe(4);
+    const registered = (await list('?q=ada', searched)).body.users[0];
+    expect(registered).toMatchObject({ email: 'ada@example.com', name: 'Ada Lovelace' });
+    expectError(await list(`?q=${'x'.repeat(201)}`, searched), 400, 'q');
   });
 
   it('401 without a token, 403 for another account’s project, 404 for a missing one', async () => {

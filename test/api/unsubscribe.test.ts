@@ -85,7 +85,13 @@ describe('GET /unsubscribe/:token (the link in the email)', () => {
     const item = await subscribedItem();
     const response = await server.request('GET', path(item.submitterToken));
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(response.body).toEqual({ feedback_id: item.feedbackId, title: 'Dark mode', email: item.submitter, subscribed: true });
+    expect(response.body).toEqual({
+      feedback_id: item.feedbackId,
+      title: 'Dark mode',
+      email: item.submitter,
+      subscribed: true,
+      items: [{ id: item.feedbackId, title: 'Dark mode', subscribed: true }],
+    });
   });
 
   it('404 in the SPEC 7.1 body for an unknown or malformed token', async () => {
@@ -103,7 +109,7 @@ describe('POST /unsubscribe/:token (the page’s button, RFC 8058 one-click)', (
       rawBody: 'List-Unsubscribe=One-Click',
     });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ unsubscribed: true, feedback_id: item.feedbackId });
+    expect(response.body).toEqual({ unsubscribed: true, feedback_id: item.feedbackId, feedback_ids: [item.feedbackId] });
     expect(await flags(item.feedbackId)).toEqual({ voter: false, submitter: true });
     // The link now says so, and offers no button.
     expect((await server.request('GET', path(item.voteToken))).body).toMatchObject({ subscribed: false });
@@ -127,7 +133,7 @@ describe('POST /unsubscribe/:token (the page’s button, RFC 8058 one-click)', (
     for (const options of bodies) {
       const response = await server.request('POST', path(item.submitterToken), options);
       expect(response.status, JSON.stringify(options)).toBe(200);
-      expect(response.body).toEqual({ unsubscribed: true, feedback_id: item.feedbackId });
+      expect(response.body).toEqual({ unsubscribed: true, feedback_id: item.feedbackId, feedback_ids: [item.feedbackId] });
     }
     expect(await flags(item.feedbackId)).toEqual({ voter: true, submitter: false });
   });

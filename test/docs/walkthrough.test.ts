@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -264,7 +264,14 @@ describe(`the walk-through of ${GUIDE}, command by command, on a freshly started
         if (run.code !== 0 || run.stderr !== '') problems.push(`${where}: bash exited ${run.code}: ${run.stderr.slice(0, 500)}`);
         else problems.push(...(await curlProblems(path.join(workDir, dir), documentedCurls(block.lines), where)));
       } else {
-        problems.push(...(await runScript(block, text.replaceAll(DOCUMENTED_KEY, JSON.stringify(key)), app, index)));
+        // README.md says its snippet runs in this repository (issue 40): from a folder of the
+        // repository itself, resolved through the root's node_modules, never through `app`.
+        const folder = block.file === 'README.md' ? await repositoryFolder() : app;
+        try {
+          problems.push(...(await runScript(block, text.replaceAll(DOCUMENTED_KEY, JSON.stringify(key)), folder, index)));
+        } finally {
+          if (folder !== app) await rm(folder, { recursive: true, force: true });
+        }
       }
     }
     expect(problems, problems.join('\n')).toEqual([]);
@@ -280,6 +287,11 @@ async function appFolder(workDir: string): Promise<string> {
   return app;
 }
 
+/** A scratch folder inside the repository: a bare `@feedback/sdk` resolves through the root's node_modules. */
+async function repositoryFolder(): Promise<string> {
+  return mkdtemp(path.join(ROOT, '.docs-run-'));
+}
+
 /** Runs a TypeScript (through tsx) or JavaScript block as an ES module in the app folder: it must end, and exit 0. */
 async function runScript(block: CodeBlock, code: string, app: string, index: number): Promise<string[]> {
   const typescript = block.lang === 'ts' || block.lang === 'typescript';
@@ -293,6 +305,15 @@ async function runScript(block: CodeBlock, code: string, app: string, index: num
   });
   return run.code === 0 ? [] : [`${block.file}:${block.line}: the ${block.lang} block exited ${run.code}: ${run.stderr.slice(0, 800)}`];
 }
+
+describe('the repository’s own install', () => {
+  it('links sdk/ into node_modules as @feedback/sdk, so the README’s snippet runs from the root (issue 40)', async () => {
+    // `npm install` / `npm ci` make this link (package.json's `file:sdk` devDependency).
+    expect(await realpath(path.join(ROOT, 'node_modules', '@feedback', 'sdk'))).toBe(await realpath(path.join(ROOT, 'sdk')));
+    const readme = testedBlocks().blocks.filter((block) => block.file === 'README.md' && block.lang === 'ts');
+    expect(readme.some((block) => block.lines.some((line) => line.includes("from '@feedback/sdk'")))).toBe(true);
+  });
+});
 
 describe('the commands of every other document', () => {
   /** Variables the walk-through sets (a reader of another document is told to run it first). */

@@ -29,7 +29,7 @@ export async function embeddedClickHouse(prefix: string): Promise<EmbeddedClickH
     dataDir,
     remove: async () => {
       await clickhouse.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

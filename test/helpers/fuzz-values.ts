@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { OpenAPIV3 } from 'openapi-types';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
+import { FILTER_OPS } from '../../src/olap/filter-types.js';
 
 /*
  * The value generators of the fuzz test (test/api/fuzz.test.ts): JSON bodies built from the OpenAPI
@@ -185,3 +186,108 @@ export function bodyOf(schema: Schema, ids: string[], strings: fc.Arbitrary<stri
     },
   );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The filter language (docs/metrics.md, "Filters"): hostile paths, ops, values and regexes
+
+/** Every op of the language, and names it does not know (a wrong case, SQL's, none). */
+const FILTER_OPS_SENT = [...FILTER_OPS, 'EQ', 'like', ''];
+
+/** Property paths a filter or a property measure may send: valid ones, and ones that try to reach SQL. */
+export const hostilePropertyPath: fc.Arbitrary<string> = fc.constantFrom(
+  'properties.plan',
+  'properties.a.b',
+  'event_name',
+  'user_id',
+  'user.mrr',
+  'properties.`x`',
+  'properties.a`) OR 1=1 --',
+  "properties.a'b",
+  'properties.a"b',
+  'properties.a\\b',
+  'properties.',
+  'properties..a',
+  'properties.:String',
+  'properties.a.:Int64',
+  'properties.^a',
+  'properties.{projectId:UUID}',
+  `properties.${'a.'.repeat(50)}a`,
+  `properties.${'x'.repeat(101)}`,
+  'properties.a b',
+  'properties. a',
+  'properties.a\u0000b',
+  'PROPERTIES.plan',
+  'user.mrr.x',
+  'event_name ',
+  'properties',
+  '__proto__',
+);
+
+/** Regex patterns: ones re2 refuses, ones that are costly elsewhere, and the 1,000-character edge. */
+export const hostileRegex: fc.Arbitrary<string> = fc.constantFrom(
+  '(',
+  '[',
+  '(?=a)',
+  '(?<!a)b',
+  '\\1',
+  '(a*)*b',
+  'a{1000}{1000}',
+  'a{1001}',
+  '\\',
+  '.*'.repeat(300),
+  '\\p{Greek}+',
+  '(?P<n>a)',
+  '(?i)PRO',
+  'x'.repeat(1000),
+  'x'.repeat(1001),
+  "'; SELECT 1 --",
+  '',
+);
+
+const filterValue = fc.oneof(
+  hostileValue(fc.constantFrom('pro', '', "'", '\\', '%_', '1e999')),
+  fc.constantFrom(
+    1e308,
+    -1e308,
+    -0,
+    [1, 0],
+    [0, 1],
+    ['a', 1, true],
+    Array.from({ length: 101 }, (_, i) => i),
+  ),
+  hostileRegex,
+);
+
+const filterLeaf = fc.record(
+  { property: hostilePropertyPath, op: fc.constantFrom(...FILTER_OPS_SENT), value: filterValue, extra: fc.constant(1) },
+  { requiredKeys: ['property', 'op'] },
+);
+
+/** A `filters` list as sent: valid-looking and hostile nodes, deep groups, too many filters, not a list. */
+export const hostileFilterText: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .array(fc.oneof(filterLeaf, fc.record({ any: fc.array(filterLeaf, { maxLength: 3 }) })), { maxLength: 4 })
+    .map((list) => JSON.stringify(list)),
+  fc
+    .record({ property: fc.constant('properties.plan'), op: fc.constant('regex'), value: hostileRegex })
+    .map((leaf) => JSON.stringify([leaf])),
+  fc.constantFrom(
+    '[]',
+    '{}',
+    'null',
+    '[[]]',
+    '[null]',
+    '[{"any":[]}]',
+    '[{"any":"x"}]',
+    JSON.stringify([{ any: [{ any: [{ any: [{ property: 'user_id', op: 'eq', value: 'x' }] }] }] }]),
+    JSON.stringify(Array.from({ length: 21 }, () => ({ property: 'user_id', op: 'eq', value: 'x' }))),
+    JSON.stringify([deepNesting(50)]),
+    '[{"property":"properties.plan","op":"eq","value":"pro"}',
+    '[{"__proto__":{"op":"eq"},"property":"properties.plan"}]',
+  ),
+);
+
+/** Property measures as sent: the math names with hostile paths. */
+export const hostileMeasureText: fc.Arbitrary<string> = fc
+  .tuple(fc.constantFrom('sum', 'avg', 'p95', 'median', 'p100', 'SUM', ''), hostilePropertyPath)
+  .map(([math, path]) => `${math}:${path}`);

@@ -4,9 +4,84 @@
  * compares ClickHouse's answers with these, exactly.
  */
 
+import type { FilterList, FilterNode, PropertyFilter } from '../../src/olap/filter-types.js';
+
 export type RefEvent = { name: string; user: string; t: number; properties: Record<string, unknown> | null };
 export type RefScope = { start: number; end: number; names: readonly string[] | null };
-export type RefStep = { eventName: string; where?: Record<string, string | number | boolean> | undefined };
+export type RefStep = {
+  eventName: string;
+  where?: Record<string, string | number | boolean> | undefined;
+  filters?: FilterList | undefined;
+};
+
+/** A JSON number written as a string (docs/metrics.md, "Filters"). */
+const NUMBER_TEXT = /^-?(0|[1-9][0-9]*)([.][0-9]+)?([eE][+-]?[0-9]+)?$/;
+
+/** What a filter compares, read from one event: undefined when missing (absent, null, an object or an array). */
+function filterValue(e: RefEvent, property: string): unknown {
+  if (property === 'event_name') return e.name;
+  if (property === 'user_id') return e.user;
+  let value: unknown = e.properties;
+  for (const key of property.slice('properties.'.length).split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value === null || typeof value === 'object' ? undefined : value;
+}
+
+/**
+ * One filter on one event, by the definitions: the text of a value is the string, `true`/`false`
+ * or the number's decimal text; a number is a JSON number or a string written as one; eq/in with a
+ * string compares the text, with a number or a boolean that JSON value; a missing value matches
+ * only is_not_set and the negative ops. event_name and user_id are strings. (user.mrr is not used here.)
+ */
+function leafMatches(e: RefEvent, filter: PropertyFilter): boolean {
+  const v = filterValue(e, filter.property);
+  const isColumn = filter.property === 'event_name' || filter.property === 'user_id';
+  const text = v === undefined ? undefined : String(v);
+  const number = typeof v === 'number' ? v : typeof v === 'string' && NUMBER_TEXT.test(v) ? Number(v) : undefined;
+  const equals = (w: unknown) => v !== undefined && (typeof w === 'string' ? text === w : !isColumn && typeof w === typeof v && w === v);
+  switch (filter.op) {
+    case 'eq':
+      return equals(filter.value);
+    case 'neq':
+      return !equals(filter.value);
+    case 'in':
+      return (filter.value as unknown[]).some(equals);
+    case 'not_in':
+      return !(filter.value as unknown[]).some(equals);
+    case 'contains':
+      return text?.includes(filter.value as string) === true;
+    case 'not_contains':
+      return text?.includes(filter.value as string) !== true;
+    case 'starts_with':
+      return text?.startsWith(filter.value as string) === true;
+    case 'regex':
+      return text !== undefined && new RegExp(filter.value as string).test(text);
+    case 'gt':
+      return number !== undefined && number > (filter.value as number);
+    case 'gte':
+      return number !== undefined && number >= (filter.value as number);
+    case 'lt':
+      return number !== undefined && number < (filter.value as number);
+    case 'lte':
+      return number !== undefined && number <= (filter.value as number);
+    case 'between': {
+      const [low, high] = filter.value as [number, number];
+      return number !== undefined && number >= low && number <= high;
+    }
+    case 'is_set':
+      return v !== undefined;
+    case 'is_not_set':
+      return v === undefined;
+  }
+}
+
+const nodeMatches = (e: RefEvent, node: FilterNode): boolean =>
+  'any' in node ? node.any.some((child) => nodeMatches(e, child)) : leafMatches(e, node);
+
+/** Every filter of the list holds for the event (an empty list holds for all). */
+export const filtersMatch = (e: RefEvent, filters: FilterList | undefined) => (filters ?? []).every((node) => nodeMatches(e, node));
 
 const inScope = (e: RefEvent, scope: RefScope) =>
   e.t >= scope.start && e.t < scope.end && (scope.names === null || scope.names.includes(e.name));
@@ -20,7 +95,7 @@ export function propertyText(e: RefEvent, key: string): string | null {
 
 /** Step equality on properties: same JSON type, same value. */
 export function stepMatches(e: RefEvent, step: RefStep): boolean {
-  if (e.name !== step.eventName) return false;
+  if (e.name !== step.eventName || !filtersMatch(e, step.filters)) return false;
   for (const [key, value] of Object.entries(step.where ?? {})) {
     if (e.properties === null || !Object.hasOwn(e.properties, key)) return false;
     const actual = e.properties[key];
@@ -54,10 +129,11 @@ export function referenceFunnel(
   steps: RefStep[],
   windowMs: number,
   breakdown?: string,
+  filters?: FilterList,
 ): RefFunnelRow[] {
   const groups = new Map<string, { breakdown: string | null; events: RefEvent[] }>();
   for (const e of events) {
-    if (!inScope(e, scope) || !steps.some((s) => s.eventName === e.name)) continue;
+    if (!inScope(e, scope) || !steps.some((s) => s.eventName === e.name) || !filtersMatch(e, filters)) continue;
     const value = breakdown === undefined ? null : propertyText(e, breakdown);
     const key = JSON.stringify([e.user, value]);
     const group = groups.get(key) ?? { breakdown: value, events: [] };
@@ -117,13 +193,19 @@ const mondayOf = (t: number) => dayOf(t) - ((Math.floor(t / DAY_MS) + 3) % 7) * 
 export function referenceRetention(
   events: RefEvent[],
   scope: RefScope,
-  query: { cohortEvent?: string | undefined; returnEvent?: string | undefined; interval: 'day' | 'week'; periods: number },
+  query: {
+    cohortEvent?: string | undefined;
+    returnEvent?: string | undefined;
+    interval: 'day' | 'week';
+    periods: number;
+    filters?: FilterList | undefined;
+  },
 ): RefRetentionRow[] {
   const bucket = query.interval === 'day' ? dayOf : mondayOf;
   const length = query.interval === 'day' ? DAY_MS : 7 * DAY_MS;
   const perUser = new Map<string, { first: number | null; returns: Set<number> }>();
   for (const e of events) {
-    if (!inScope(e, scope)) continue;
+    if (!inScope(e, scope) || !filtersMatch(e, query.filters)) continue;
     const u = perUser.get(e.user) ?? { first: null, returns: new Set<number>() };
     if (query.cohortEvent === undefined || e.name === query.cohortEvent) u.first = u.first === null ? e.t : Math.min(u.first, e.t);
     if (query.returnEvent === undefined || e.name === query.returnEvent) u.returns.add(bucket(e.t));
@@ -154,6 +236,7 @@ export type RefPathsQuery = {
   endEvent?: string | undefined;
   depth: number;
   excludeEvents: readonly string[];
+  filters?: FilterList | undefined;
 };
 export type RefPaths = {
   users: number;
@@ -183,7 +266,7 @@ function byNames(a: readonly string[], b: readonly string[]): number {
 export function referencePaths(events: RefEvent[], scope: RefScope, query: RefPathsQuery): RefPaths {
   const byUser = new Map<string, RefEvent[]>();
   for (const e of events) {
-    if (!inScope(e, scope) || query.excludeEvents.includes(e.name)) continue;
+    if (!inScope(e, scope) || query.excludeEvents.includes(e.name) || !filtersMatch(e, query.filters)) continue;
     byUser.set(e.user, [...(byUser.get(e.user) ?? []), e]);
   }
   const pathUsers = new Map<string, number>();

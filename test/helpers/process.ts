@@ -31,6 +31,7 @@ const SERVICE_VARIABLES = [
   'CLICKHOUSE_INTERFACE_PORT',
   'OPERATOR_TOKEN',
   'LOG_LEVEL',
+  'SHUTDOWN_TIMEOUT_MS',
 ] as const;
 
 /**
@@ -252,7 +253,7 @@ export async function makeDataDir(): Promise<string> {
   tempDirs.add(dir);
   stopWhenDone(async () => {
     tempDirs.delete(dir);
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   });
   return dir;
 }
@@ -261,7 +262,7 @@ export async function makeDataDir(): Promise<string> {
 export async function removeDataDirs(): Promise<void> {
   const dirs = [...tempDirs];
   tempDirs.clear();
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })));
 }
 
 /** Parses the JSON log lines (pino) of a process's stdout, skipping anything else. */

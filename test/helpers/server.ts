@@ -145,7 +145,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       if (keys.length > 0) await services.redis.del(...keys);
     }
     await services.close();
-    await rm(dataDir, { recursive: true, force: true });
+    // The engine's background threads may still be writing a part in it as the directory goes
+    // (ENOTEMPTY seen in CI): rm retries those errors.
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   };
   const testServer: TestServer = {
     url,

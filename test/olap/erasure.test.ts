@@ -137,9 +137,20 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
         })
       ).status,
     ).toBe(200);
-    await until('the email delivery to the voter', WAIT_MS, async () => {
+    // A changelog entry shipping their item: its announcement holds a snapshot of the item (their
+    // id and address), and emails them as its submitter.
+    const entry = await server.request('POST', `/api/v1/projects/${project.id}/changelog`, {
+      bearer: project.account.adminToken,
+      body: { title: 'Shipped', body: 'Yes.', linkedFeedbackIds: [own.id] },
+    });
+    expect(entry.status).toBe(200);
+    const published = await server.request('POST', `/api/v1/projects/${project.id}/changelog/${entry.body.id}/publish`, {
+      bearer: project.account.adminToken,
+    });
+    expect(published.status).toBe(200);
+    await until('the email deliveries to the voter and submitter', WAIT_MS, async () => {
       const rows = await server.sql`select 1 from deliveries where project_id = ${project.id} and recipient = ${email}`;
-      return rows.length > 0;
+      return rows.length === 2;
     });
     await relayed(project);
 
@@ -178,7 +189,8 @@ describe('DELETE /projects/:id/users/:userId: erasure of an SDK user (GDPR Art. 
         feedbacks_anonymized: 1,
         comments_anonymized: 1,
         sdk_user_deleted: true,
-        deliveries_deleted: 1,
+        deliveries_deleted: 2,
+        notifications_scrubbed: 1,
         event_days: 3,
       },
     });

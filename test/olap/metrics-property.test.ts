@@ -40,6 +40,7 @@ import { apiTime } from '../../src/core/time.js';
 import { insertEvents } from '../../src/olap/tables/events.table.js';
 import { insertFacts } from '../../src/olap/tables/facts.table.js';
 import { createProject, type TestProject } from '../helpers/factories.js';
+import { cases, caseTimeLimit } from '../helpers/generated-cases.js';
 import { eventually } from '../helpers/redis.js';
 import { type HttpResponse, useTestServer } from '../helpers/server.js';
 
@@ -801,7 +802,11 @@ const EXAMPLES: [Scenario][] = [
 ];
 
 /** Bounded shrinking: a failure still reports its (partly) shrunk counterexample and replay seed. */
-const runOptions = (numRuns: number) => ({ numRuns, examples: EXAMPLES, plugins: [fc.interruptAfterTimeLimit(30_000)] });
+const runOptions = (numRuns: number) => ({
+  numRuns: cases(numRuns),
+  examples: EXAMPLES,
+  plugins: [fc.interruptAfterTimeLimit(caseTimeLimit(30_000))],
+});
 
 describe('metrics equal a plain recomputation from the generated data (property-based)', () => {
   it('summary and timeseries (hour, day, week, month) on both surfaces', { timeout: 120_000 }, async () => {

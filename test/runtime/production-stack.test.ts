@@ -28,6 +28,7 @@ const COMPOSE_ENV = {
   POSTGRES_PASSWORD: 'pg-secret',
   CLICKHOUSE_PASSWORD: 'ch-secret',
   OPERATOR_TOKEN: `fbo_${'0'.repeat(32)}`,
+  SECRETS_KEY: '0'.repeat(64),
 };
 
 type Service = {
@@ -167,6 +168,7 @@ describe('docker-compose.yml', () => {
       expect(env.CLICKHOUSE_URL).toMatch(/^http:\/\/feedback:\$\{CLICKHOUSE_PASSWORD:\?[^}]*\}@clickhouse:8123\/feedback$/);
       expect(env.REDIS_URL).toBe('redis://redis:6379');
       expect(env.OPERATOR_TOKEN).toMatch(/^\$\{OPERATOR_TOKEN:\?/);
+      expect(env.SECRETS_KEY, 'the api and the worker seal and open with one key').toMatch(/^\$\{SECRETS_KEY:\?/);
       expect(env.HOST).toBe('0.0.0.0');
       for (const dependency of ['postgres', 'redis', 'clickhouse']) {
         expect(service.depends_on?.[dependency]?.condition, `${name} waits for ${dependency}`).toBe('service_healthy');

@@ -71,6 +71,7 @@ describe('loadConfig', () => {
         trustedProxyHops: 0,
       },
       http: { requestTimeoutMs: 60_000, headersTimeoutMs: 15_000, keepAliveTimeoutMs: 5_000 },
+      shutdownTimeoutMs: 15_000,
       delivery: {
         smtpUrl: undefined,
         mailFrom: 'Feedback <feedback@localhost>',
@@ -121,6 +122,7 @@ describe('loadConfig', () => {
       HTTP_REQUEST_TIMEOUT_SECONDS: '30',
       HTTP_HEADERS_TIMEOUT_SECONDS: '10',
       HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: '65',
+      SHUTDOWN_TIMEOUT_MS: '20000',
       API_KEY_CACHE_SECONDS: '0',
       SMTP_URL: 'smtp://mailer:2525',
       MAIL_FROM: 'Feedback <hello@example.com>',
@@ -155,6 +157,7 @@ describe('loadConfig', () => {
         trustedProxyHops: 1,
       },
       http: { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 65_000 },
+      shutdownTimeoutMs: 20_000,
       delivery: {
         smtpUrl: 'smtp://mailer:2525',
         mailFrom: 'Feedback <hello@example.com>',

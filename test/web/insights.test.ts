@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fixtureDay, fixtureTime } from '../helpers/fixture-days.js';
 import { useTestServer } from '../helpers/server.js';
 import { accountWithProject, createFeedback } from './api.js';
 import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
@@ -13,14 +14,9 @@ vi.setConfig(BROWSER_TEST_TIMEOUTS);
  */
 /** UPDATE_SCREENSHOTS=1 also writes docs/screenshots/{funnels,retention,live,impact}.png. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
-const DAY_MS = 86_400_000;
-const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
-/** Noon (UTC) `daysAgo` days ago, plus `seconds`. */
-const at = (daysAgo: number, seconds = 0) => {
-  const day = new Date(Date.now() - daysAgo * DAY_MS);
-  day.setUTCHours(12, 0, 0, 0);
-  return new Date(day.getTime() + seconds * 1000).toISOString();
-};
+const isoDay = fixtureDay;
+/** The fixture time (test/helpers/fixture-days.ts) `daysAgo` days ago, plus `seconds`. */
+const at = (daysAgo: number, seconds = 0) => fixtureTime(daysAgo, seconds);
 
 const server = useTestServer();
 const browser = useBrowser();
@@ -234,11 +230,12 @@ describe('retention', () => {
             Array.from((tr as unknown as { children: ArrayLike<{ textContent: string | null }> }).children, (c) => c.textContent).slice(1),
           ),
         );
-      // Users, then day 0..3 with each share; a period not over yet is an empty (hatched) cell;
-      // a cohort nobody joined says so instead of drawing a row of zeros (issue 28 part 4).
+      // Users, then day 0..3 with each share; a period that has not begun is an empty (hatched)
+      // cell, today's (begun, not over) keeps its count hatched and says so (issue 38); a cohort
+      // nobody joined says so instead of drawing a row of zeros (issue 28 part 4).
       expect(cells).toEqual([
-        ['3', '3100%', '266.7%', '133.3%', '00%'],
-        ['1', '1100%', '1100%', '00%', 'not measurable yet'],
+        ['3', '3100%', '266.7%', '133.3%', '00% (period not over yet: so far)'],
+        ['1', '1100%', '1100%', '00% (period not over yet: so far)', 'not measurable yet'],
         ['0', 'No user joined this day.'],
         ['0', 'No user joined this day.'],
       ]);

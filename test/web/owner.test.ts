@@ -133,7 +133,7 @@ describe('data', () => {
     await server.request('POST', '/api/v1/events/batch', { apiKey: project.apiKey, body: { events } });
     await waitForEvents(server, project.token, project.projectId, '', 12);
     const t = await tab();
-    await signIn(t, server, project.token, `/projects/${project.projectId}/settings`);
+    await signIn(t, server, project.token, `/projects/${project.projectId}/settings?section=data`);
 
     const state = t.page.getByTestId('export-state');
     const [csv] = await Promise.all([t.page.waitForEvent('download'), t.page.getByRole('button', { name: 'Export', exact: true }).click()]);
@@ -176,11 +176,12 @@ describe('integrations and deliveries', () => {
     // Refuses the message about one item, accepts every other.
     const receiver = await startHttpReceiver((_, request) => (request.body?.feedback?.title === 'Refused subject' ? 500 : 200));
     const t = await tab();
-    await signIn(t, server, project.token, `/projects/${project.projectId}/settings`);
+    await signIn(t, server, project.token, `/projects/${project.projectId}/settings?section=integrations`);
     await t.page.getByLabel('Kind').selectOption('webhook');
     await t.page.getByLabel('URL').fill(receiver.url);
-    // Only new feedback: the status changes box unticked.
+    // Only new feedback: the status changes and changelog boxes unticked.
     await t.page.getByRole('group', { name: 'It receives' }).getByLabel('Status changes (merges included)').uncheck();
+    await t.page.getByRole('group', { name: 'It receives' }).getByLabel('Changelog entries published').uncheck();
     expect(await t.page.getByRole('group', { name: 'It receives' }).textContent()).toContain('Only these.');
     await t.page.getByRole('button', { name: 'Add integration' }).click();
     await t.page.getByRole('button', { name: 'I have copied it' }).click();
@@ -193,9 +194,11 @@ describe('integrations and deliveries', () => {
     expect(await group.getByLabel('New feedback').isDisabled()).toBe(true);
     // Saved at once (PATCH), and drawn from the API's answer.
     await group.getByLabel('Status changes (merges included)').click();
-    await expect.poll(async () => (await integrations())[0]?.events).toBeNull();
+    await expect.poll(async () => (await integrations())[0]?.events).toEqual(['feedback.created', 'feedback.status_changed']);
     await expect.poll(() => group.getByLabel('Status changes (merges included)').isChecked()).toBe(true);
-    expect(await group.textContent()).toContain('Everything, also types added later.');
+    await group.getByLabel('Changelog entries published').click();
+    await expect.poll(async () => (await integrations())[0]?.events).toBeNull();
+    await expect.poll(() => group.textContent()).toContain('Everything, also types added later.');
 
     await t.page.getByRole('button', { name: 'Send test' }).click();
     const [integration] = await integrations();
@@ -364,10 +367,10 @@ describe('the pages as a new user sees them (issue 28 part 4)', () => {
     await t.page.getByLabel('From', { exact: true }).blur();
     expect(await t.page.getByLabel('From', { exact: true }).inputValue()).toBe('2 Nov 2026');
 
-    // Settings: the widget guide is a link that opens it.
-    await t.page.goto(`${server.url}/projects/${owner.projectId}/settings`);
+    // Settings: the widget guide is a link that opens it, served rendered (/docs/guides/).
+    await t.page.goto(`${server.url}/projects/${owner.projectId}/settings?section=widget`);
     const guide = await t.page.getByRole('link', { name: /the widget guide/ }).getAttribute('href');
-    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('# The widget and the public board');
+    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('>The widget and the public board</h1>');
   });
 });
 
@@ -398,9 +401,9 @@ describe('a new project', () => {
     const listed = await server.request('GET', '/api/v1/feedbacks', { apiKey: key });
     expect(listed.body.map((f: { title: string; user_id: string }) => [f.title, f.user_id])).toEqual([['Dark mode', 'user-1']]);
 
-    // The guide the snippet names is a link that opens it.
+    // The guide the snippet names is a link that opens it, served rendered (/docs/guides/).
     const guide = await t.page.getByRole('link', { name: /the SDK’s guide/ }).getAttribute('href');
-    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('# @feedback/sdk');
+    expect(await (await fetch(`${server.url}${guide}`)).text()).toContain('>@feedback/sdk</h1>');
     expect(await seriousViolations(t.page)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { fixtureDay, fixtureTime } from '../helpers/fixture-days.js';
 import { useTestServer } from '../helpers/server.js';
 import { accountWithProject } from './api.js';
 import { BROWSER_TEST_TIMEOUTS, type DashboardTab, openTab, seriousViolations, signIn, useBrowser, VIEWPORTS } from './browser.js';
@@ -20,14 +21,9 @@ const SCREENSHOTS =
     ? path.resolve(import.meta.dirname, '../../docs/screenshots')
     : (process.env.SCREENSHOTS_DIR ?? null);
 const MORE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? null : (process.env.SCREENSHOTS_DIR ?? null);
-const DAY_MS = 86_400_000;
-const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
-/** Noon (UTC) `daysAgo` days ago (two by default), plus `seconds`. */
-const at = (seconds: number, daysAgo = 2) => {
-  const day = new Date(Date.now() - daysAgo * DAY_MS);
-  day.setUTCHours(12, 0, 0, 0);
-  return new Date(day.getTime() + seconds * 1000).toISOString();
-};
+const isoDay = fixtureDay;
+/** The fixture time (test/helpers/fixture-days.ts) `daysAgo` days ago (two by default), plus `seconds`. */
+const at = (seconds: number, daysAgo = 2) => fixtureTime(daysAgo, seconds);
 
 const server = useTestServer();
 const browser = useBrowser();

@@ -16,7 +16,15 @@ vi.setConfig(BROWSER_TEST_TIMEOUTS);
  */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.resolve(import.meta.dirname, '../../docs/screenshots') : null;
 const DAY_MS = 86_400_000;
-const isoDay = (daysAgo: number) => new Date(Date.now() - daysAgo * DAY_MS).toISOString().slice(0, 10);
+/*
+ * Every date of this file is counted from one instant, so a run that crosses midnight (UTC) asks
+ * for the same 365 days it seeded: a window read again after midnight lost the first day's events.
+ */
+const NOW = Date.now();
+const isoDay = (daysAgo: number) => new Date(NOW - daysAgo * DAY_MS).toISOString().slice(0, 10);
+/** The `minute`th minute of the UTC day `daysAgo` days before NOW, never later than NOW itself. */
+const minuteOfDay = (daysAgo: number, minute: number) =>
+  new Date(Math.min(Date.parse(isoDay(daysAgo)) + minute * 60_000, NOW - 1000)).toISOString();
 
 const server = useTestServer();
 const browser = useBrowser();
@@ -38,7 +46,7 @@ async function seedYear() {
         eventName: names[(day + i) % names.length],
         userId: `user-${(day * 3 + i) % (5 + (day % 9))}`,
         properties: { plan: plans[i % 3], platform: i % 2 ? 'ios' : 'web' },
-        timestamp: new Date(Date.now() - (364 - day) * DAY_MS - i * 60_000).toISOString(),
+        timestamp: minuteOfDay(364 - day, i),
       });
     }
   }
@@ -187,8 +195,9 @@ describe('accessibility, at 1280x800 and 390x844', () => {
       wait: 'Dark mode is planned',
     },
     { name: 'sdk-users', path: `/projects/${team.projectId}/users`, ready: 'SDK users', wait: 'customer-11' },
+    { name: 'user', path: `/projects/${team.projectId}/users/customer-11`, ready: 'User customer-11', wait: 'First registered' },
     { name: 'metrics', path: `/projects/${team.projectId}/metrics`, ready: 'Metrics', wait: 'Older events' },
-    { name: 'settings', path: `/projects/${team.projectId}/settings`, ready: 'Settings', wait: 'No team member yet' },
+    { name: 'settings', path: `/projects/${team.projectId}/settings?section=members`, ready: 'Settings', wait: 'No team member yet' },
     { name: 'funnels', path: `/projects/${team.projectId}/funnels`, ready: 'Funnels', wait: 'Choose two to ten steps' },
     { name: 'retention', path: `/projects/${team.projectId}/retention`, ready: 'Retention', wait: 'Choose the events' },
     { name: 'live', path: `/projects/${team.projectId}/live`, ready: 'Live', wait: 'Live: new events appear' },

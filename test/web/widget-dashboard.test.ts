@@ -21,7 +21,7 @@ describe('widget settings and moderation in the dashboard', () => {
   it('shows the publishable key, creates the identity secret once, switches the board and anonymous feedback on', async () => {
     const project = await accountWithProject(server, 'pro', 'Acme Notes');
     const t = await openTab(browser);
-    await signIn(t, server, project.token, `/projects/${project.projectId}/settings`);
+    await signIn(t, server, project.token, `/projects/${project.projectId}/settings?section=widget`);
     const { page } = t;
     const before = await server.request('GET', `/api/v1/projects/${project.projectId}`, { bearer: project.token });
     await eventually(() => page.getByText(before.body.publishable_key).first().isVisible()).toBe(true);

@@ -225,7 +225,7 @@ describe.each([
         rawBody: 'List-Unsubscribe=One-Click',
       });
       expect(unsubscribed.status).toBe(200);
-      expect(unsubscribed.body).toEqual({ unsubscribed: true, feedback_id: feedback.id });
+      expect(unsubscribed.body).toEqual({ unsubscribed: true, feedback_id: feedback.id, feedback_ids: [feedback.id] });
       expect((await server.request('GET', `/api/v1/unsubscribe/${crypto.randomUUID()}`)).status).toBe(404);
       expect((await server.request('POST', `/api/v1/unsubscribe/${crypto.randomUUID()}`)).status).toBe(404);
       await admin(project, 'PATCH', `/feedbacks/${feedback.id}`, { status: 'completed' });

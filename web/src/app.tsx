@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { session } from './lib/session';
+import { AlertsPage } from './pages/alerts';
+import { ChangelogPage } from './pages/changelog';
 import { FeedbackDetailPage } from './pages/feedback-detail';
 import { FunnelsPage } from './pages/funnels';
 import { InboxPage } from './pages/inbox';
@@ -12,6 +14,7 @@ import { RetentionPage } from './pages/retention';
 import { SdkUsersPage } from './pages/sdk-users';
 import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
+import { UserPage } from './pages/user';
 
 /** The SQL console brings its editor (CodeMirror): loaded when the page is opened, not with the first page. */
 const SqlConsolePage = lazy(() => import('./pages/sql-console').then((page) => page.SqlConsolePage));
@@ -29,8 +32,11 @@ export function App() {
           <Route path="/projects" component={ProjectsPage} />
           <Route path="/projects/:id/feedback" component={InboxPage} />
           <Route path="/projects/:id/feedback/:feedbackId" component={FeedbackDetailPage} />
+          <Route path="/projects/:id/changelog" component={ChangelogPage} />
           <Route path="/projects/:id/users" component={SdkUsersPage} />
+          <Route path="/projects/:id/users/:userId" component={UserPage} />
           <Route path="/projects/:id/metrics" component={MetricsPage} />
+          <Route path="/projects/:id/alerts" component={AlertsPage} />
           <Route path="/projects/:id/funnels" component={FunnelsPage} />
           <Route path="/projects/:id/retention" component={RetentionPage} />
           <Route path="/projects/:id/paths" component={PathsPage} />

@@ -21,6 +21,7 @@ export function presentAccount(account: Account, memberId: string | null) {
       voter_notifications: limits.voterNotifications,
       custom_events_readable: limits.customEventsReadable,
       metrics_window_days: limits.metricsWindowDays,
+      max_alerts_per_project: limits.maxAlertsPerProject,
     },
     created_at: apiTime(account.created_at),
   };

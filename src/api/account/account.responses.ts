@@ -23,6 +23,11 @@ export const PlanLimitsResponse = z
     voter_notifications: z.boolean().meta({ description: 'Status change emails to voters who opted in.' }),
     custom_events_readable: z.boolean().meta({ description: 'The raw event feed and breakdowns by custom event or property in metrics.' }),
     metrics_window_days: z.number().int().min(1).meta({ description: 'How far back metrics reach, in days (longer ranges are clamped).' }),
+    max_alerts_per_project: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'Alerts on metrics per project (0: none on this plan; docs/notifications.md "Alerts").' }),
   })
   .meta({ id: 'PlanLimits', description: 'What the plan allows (SPEC 8.2).' });
 

@@ -6,20 +6,23 @@ import { createBrotliCompress, createDeflate, createGzip, constants as zlibConst
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/logger.js';
 import { hashSecret } from '../../core/secrets.js';
+import { interfaceCatalogue } from '../../olap/readonly/interface-catalogue.js';
 import { CURRENT_USER_PARAM, outputFormats, prepareInterfaceStatement } from '../../olap/readonly/interface-statement.js';
 import { createProjectQueries, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
 import { binaryBytes } from '../../olap/readonly/readonly-session.js';
 import { useClickhouseCredential } from '../../oltp/clickhouse-credentials.repo.js';
 import { findProject } from '../../oltp/projects.repo.js';
 import type { ApiDeps } from '../deps.js';
+import { guardedListener } from '../http-server.js';
 import { clientIp } from '../middleware/rate-limit.js';
 import { projectSqlScope } from '../shared/project-sql-scope.js';
 import { isUuid } from '../validation.js';
 import { CH, ClickhouseError, chError, fromEngineMessage } from './ch-errors.js';
-import { contentTypeOf } from './ch-formats.js';
+import { contentTypeOf, refusedFormatMessage, SERVED_OUTPUT_FORMATS } from './ch-formats.js';
 import type { ClickhouseHandler } from './ch-handler.js';
 import { compressBlock, nativeCompressor } from './ch-native-compression.js';
-import { parseRequest, readQuery } from './ch-request.js';
+import { parseRequest, readQuery, requestTarget } from './ch-request.js';
+import { noteCredential, noteProgress, noteStatement } from './ch-request-log.js';
 import { type CurrentSettings, judgeSettings } from './ch-settings.js';
 import { summaryOf } from './ch-summary.js';
 
@@ -68,6 +71,8 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
     maxRows: limits.maxRows,
     maxResultBytes: limits.maxBytes,
     label: 'ClickHouse interface queries',
+    onAbandoned: (label) =>
+      logger.error({ label }, 'read-only lane: the engine had not let go of a query past its deadline and grace; its turn was given back'),
   });
   const engineKey = {};
   let settingsList: Promise<CurrentSettings> | undefined;
@@ -91,7 +96,10 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
   };
 
   return async (req, res, path) => {
-    const queryId = new URL(req.url ?? '/', 'http://x').searchParams.get('query_id') || randomUUID();
+    const target = requestTarget(req.url);
+    // Echoed in a header: an id that a header cannot carry (a line break, a control byte) is replaced.
+    const given = target?.searchParams.get('query_id') ?? '';
+    const queryId = /^[\x21-\x7e]{1,256}$/.test(given) ? given : randomUUID();
     res.setHeader('X-ClickHouse-Query-Id', queryId);
     res.setHeader('X-ClickHouse-Server-Display-Name', 'feedback-service');
     let compress: Compression | undefined;
@@ -109,7 +117,8 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'HEAD') {
         return answerText(res, 405, `HTTP method ${req.method} is not allowed: use GET or POST\n`);
       }
-      const url = new URL(req.url ?? '/', 'http://x');
+      if (!target) throw chError(CH.BAD_ARGUMENTS, 'Cannot parse the request target (its path or query string)');
+      const url = target;
       // A request without a query at all is a health check, as on a server.
       if (req.method !== 'POST' && !url.searchParams.has('query')) return answerText(res, 200, 'Ok.\n');
       const wantsCompression = /^(1|true)$/i.test(url.searchParams.get('enable_http_compression') ?? '');
@@ -157,6 +166,7 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
           },
         );
       }
+      noteCredential(res, credential.id, credential.project_id);
       native = request.compress;
       const settings = judgeSettings(request.settings, limits, await currentSettings());
       const project = await findProject(sql, credential.project_id);
@@ -186,8 +196,24 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
       const params = { ...request.params, [CURRENT_USER_PARAM]: request.user };
       try {
         stream = await queries.stream(project.account_id, scope, query, params, {
-          prepare: async (single, session, db) =>
-            prepareInterfaceStatement(single, session, db, defaultFormat, await outputFormats(engineKey, session), request.user),
+          prepare: async (single, session, db) => {
+            const prepared = noteStatement(
+              res,
+              await prepareInterfaceStatement(
+                single,
+                session,
+                db,
+                defaultFormat,
+                await outputFormats(engineKey, session),
+                request.user,
+                await interfaceCatalogue(engineKey, session),
+              ),
+            );
+            // Only the served formats reach the engine (ch-formats.ts says which, and why).
+            if (!SERVED_OUTPUT_FORMATS.has(prepared.format))
+              throw new ProjectQueryRefused(refusedFormatMessage(prepared.format), CH.UNKNOWN_FORMAT.code);
+            return prepared;
+          },
           settings: settings.engine,
           timeoutMs: settings.timeoutMs,
           maxRows: settings.maxRows,
@@ -197,6 +223,7 @@ export function createClickhouseHandler(deps: ApiDeps, logger: Logger): Clickhou
         throw asClickhouseError(error);
       }
 
+      noteProgress(res, stream.progress);
       // The first piece comes before the headers: an error until then gets its own status.
       const pieces = stream.pieces[Symbol.asyncIterator]();
       const held: Uint8Array[] = [];
@@ -345,11 +372,12 @@ function answerText(res: ServerResponse, status: number, text: string | Buffer, 
  * The interface on a port of its own (CLICKHOUSE_INTERFACE_PORT), at `/`, for tools that cannot
  * take a path; the API's timeouts against slow and idle connections apply.
  */
-export function createClickhouseServer(handler: ClickhouseHandler, timeouts: Config['http']): Server {
-  const server = createServer({ requestTimeout: timeouts.requestTimeoutMs, headersTimeout: timeouts.headersTimeoutMs }, (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    handler(req, res, path).catch(() => res.destroy());
-  });
+export function createClickhouseServer(handler: ClickhouseHandler, timeouts: Config['http'], logger?: Logger): Server {
+  const server = createServer(
+    { requestTimeout: timeouts.requestTimeoutMs, headersTimeout: timeouts.headersTimeoutMs },
+    // A target that cannot be read still reaches the handler, which answers it in ClickHouse's form.
+    guardedListener((req, res) => handler(req, res, requestTarget(req.url)?.pathname ?? '/'), logger, 'ClickHouse interface'),
+  );
   server.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
   return server;
 }

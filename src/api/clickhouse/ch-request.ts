@@ -48,6 +48,22 @@ const HANDLER_PARAMS = new Set([
   'close_session',
 ]);
 
+/**
+ * The URL of a request target as the interface reads it, or undefined when it cannot be read: any
+ * target Node's parser passed (`//`, `*`, the absolute form `http://host/…`, raw bytes, a broken
+ * percent-encoding) is read without throwing. `new URL(target, base)` alone takes `//x` for a host
+ * and throws on `//`: that one line once ended the process.
+ */
+export function requestTarget(raw: string | undefined): URL | undefined {
+  const target = raw ?? '/';
+  try {
+    if (/^https?:\/\//i.test(target)) return new URL(target);
+    return new URL(`http://x${target.startsWith('/') ? '' : '/'}${target}`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The credential of a request, in ClickHouse's precedence; `default` with no password when none is given, as a server reads it. */
 function credentialOf(req: IncomingMessage, url: URL): { user: string; password: string } {
   const headerUser = req.headers['x-clickhouse-user'];

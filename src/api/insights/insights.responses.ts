@@ -50,6 +50,20 @@ export const FunnelResult = z
         }),
       )
       .meta({ description: 'With `breakdown`: the funnel of the events carrying each value, most users at step 1 first; else empty.' }),
+    compare: z
+      .object({
+        date_from: z.iso.date().meta({ description: 'First day of the earlier window as applied (UTC, inclusive).' }),
+        date_to: z.iso.date().meta({ description: 'Last day of the earlier window (UTC, inclusive).' }),
+        retention_clamped: z.boolean().meta({
+          description:
+            'True when the plan’s allowance (counted back from date_to) cut the earlier window: nothing before it was read (and nothing at all when the whole window lies before it: every step then has 0 users).',
+        }),
+        steps: z
+          .array(FunnelStepResult)
+          .meta({ description: 'The funnel of the earlier window, the same steps, filters and conversion window.' }),
+      })
+      .optional()
+      .meta({ description: 'Only with `compare` in the request: the earlier period’s funnel (docs/insights.md, "Compare").' }),
   })
   .meta({ id: 'FunnelResult' });
 

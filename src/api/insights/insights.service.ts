@@ -1,5 +1,7 @@
 import { PLAN_LIMITS, type Plan } from '../../core/plans.js';
 import type { ClickHouseClient } from '../../olap/clickhouse.js';
+import { eventNamesNamed, firstInvalidRegex } from '../../olap/filter-sql.js';
+import type { FilterList } from '../../olap/filter-types.js';
 import { eventNames } from '../../olap/insights/event-names.queries.js';
 import { type FunnelRow, funnel } from '../../olap/insights/funnel.queries.js';
 import { type PathEdgeRow, paths } from '../../olap/insights/paths.queries.js';
@@ -8,7 +10,7 @@ import { retention } from '../../olap/insights/retention.queries.js';
 import { isPredefinedEvent, PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
 import { MetricsError } from '../../olap/metrics/metrics.errors.js';
 import type { Echo } from '../../olap/metrics/metrics.planner.js';
-import { type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
+import { type CompareKind, compareWindow, type MetricsWindow, resolveWindow } from '../../olap/metrics/window.js';
 import type { FunnelBody, PathsBody, RetentionBody } from './insights.schema.js';
 
 const DAY_MS = 86_400_000;
@@ -21,15 +23,16 @@ export type Prepared = { window: MetricsWindow; scope: InsightScope; echo: Echo 
 /**
  * The plan's rules for an insights request: the window clamped to the allowance (a narrowed 200),
  * custom event names out of scope below Pro, and the 402 for a request that names one (SPEC 7.4
- * case 2: a filter naming a custom event).
+ * case 2: a filter naming a custom event), as an event field or an `event_name` filter of `filters`.
  */
 export function prepare(
   target: InsightsTarget,
   dates: { dateFrom?: string | undefined; dateTo?: string | undefined },
   named: readonly string[],
+  filters: readonly FilterList[] = [],
 ): Prepared {
   const allNames = PLAN_LIMITS[target.plan].customEventsReadable;
-  const custom = named.find((name) => !isPredefinedEvent(name));
+  const custom = [...named, ...filters.flatMap((list) => eventNamesNamed(list))].find((name) => !isPredefinedEvent(name));
   if (!allNames && custom !== undefined) {
     throw new MetricsError('METRICS_CUSTOM_EVENTS_REQUIRE_PRO', `the custom event "${custom}" requires the Pro or Team plan`);
   }
@@ -48,6 +51,17 @@ export const echoOf = (window: MetricsWindow, allNames: boolean): Echo => ({
   date_from: window.dateFrom,
   date_to: window.dateTo,
 });
+
+/**
+ * Refuses a regex filter the engine cannot compile, before any query runs: a 400 naming it by its
+ * place in the body (`filters.0.value`, `steps.1.filters.0.value`).
+ */
+async function checkRegexes(client: ClickHouseClient, lists: readonly { base: string; filters: FilterList | undefined }[]) {
+  for (const { base, filters } of lists) {
+    const invalid = await firstInvalidRegex(client, filters ?? [], base);
+    if (invalid) throw new MetricsError('METRICS_INVALID_PARAMETER', `${invalid.path}: ${invalid.reason}`);
+  }
+}
 
 export type FunnelStepAnswer = {
   event_name: string;
@@ -73,17 +87,36 @@ function stepAnswers(body: FunnelBody, row: FunnelRow | undefined): FunnelStepAn
   });
 }
 
+/**
+ * The earlier window of a compare (docs/insights.md, "Compare"), with the plan's allowance counted
+ * back from date_to as the floor, as the metrics compare reads it: nothing before it is read.
+ */
+function earlier(p: Prepared, kind: CompareKind): { window: MetricsWindow; scope: InsightScope } {
+  const floor = new Date(p.window.end.getTime() - p.window.retentionWindowDays * DAY_MS);
+  const window = compareWindow(p.window, kind, floor);
+  return { window, scope: { ...p.scope, start: window.start, end: window.end } };
+}
+
 /** POST /projects/:id/insights/funnel (docs/insights.md, "Funnel"). */
 export async function funnelAnswer(client: ClickHouseClient, target: InsightsTarget, body: FunnelBody) {
   const p = prepare(
     target,
     body,
     body.steps.map((s) => s.eventName),
+    [body.filters ?? [], ...body.steps.map((s) => s.filters ?? [])],
   );
-  const query = { steps: body.steps, windowMs: body.conversionWindowSeconds * 1000 };
-  const [overall, split] = await Promise.all([
+  await checkRegexes(client, [
+    { base: 'filters', filters: body.filters },
+    ...body.steps.map((s, i) => ({ base: `steps.${i}.filters`, filters: s.filters })),
+  ]);
+  const query = { steps: body.steps, windowMs: body.conversionWindowSeconds * 1000, filters: body.filters };
+  const before = body.compare === undefined ? undefined : earlier(p, body.compare);
+  // An earlier window wholly before the plan's allowance reads nothing (start = end): no query.
+  const readBefore = before !== undefined && before.scope.start < before.scope.end;
+  const [overall, split, compared] = await Promise.all([
     funnel(client, p.scope, query),
     body.breakdown === undefined ? Promise.resolve([]) : funnel(client, p.scope, { ...query, breakdown: body.breakdown }),
+    readBefore ? funnel(client, before.scope, query) : Promise.resolve([]),
   ]);
   const values = split
     .map((row) => ({ value: row.breakdown, steps: stepAnswers(body, row) }))
@@ -100,6 +133,16 @@ export async function funnelAnswer(client: ClickHouseClient, target: InsightsTar
     breakdown: body.breakdown ?? null,
     steps: stepAnswers(body, overall[0]),
     breakdown_values: values,
+    ...(before === undefined
+      ? {}
+      : {
+          compare: {
+            date_from: before.window.dateFrom,
+            date_to: before.window.dateTo,
+            retention_clamped: before.window.retentionClamped,
+            steps: stepAnswers(body, compared[0]),
+          },
+        }),
   };
 }
 
@@ -116,7 +159,8 @@ function cohortStarts(window: MetricsWindow, interval: 'day' | 'week'): Date[] {
 /** POST /projects/:id/insights/retention (docs/insights.md, "Retention"). */
 export async function retentionAnswer(client: ClickHouseClient, target: InsightsTarget, body: RetentionBody) {
   const named = [body.cohortEvent, body.returnEvent].filter((name): name is string => name !== undefined);
-  const p = prepare(target, body, named);
+  const p = prepare(target, body, named, [body.filters ?? []]);
+  await checkRegexes(client, [{ base: 'filters', filters: body.filters }]);
   const rows = await retention(client, p.scope, body);
   const counts = new Map(rows.map((row) => [`${row.cohort_start}/${row.period}`, row.users]));
   const step = body.interval === 'day' ? DAY_MS : 7 * DAY_MS;
@@ -156,7 +200,8 @@ export async function pathsAnswer(client: ClickHouseClient, target: InsightsTarg
     );
   }
   const named = [body.startEvent, body.endEvent, ...body.excludeEvents].filter((name): name is string => name !== undefined);
-  const p = prepare(target, body, named);
+  const p = prepare(target, body, named, [body.filters ?? []]);
+  await checkRegexes(client, [{ base: 'filters', filters: body.filters }]);
   const result = await paths(client, p.scope, body);
   return {
     ...p.echo,

@@ -1,5 +1,5 @@
 import { apiTime } from '../../core/time.js';
-import type { IntegrationRow } from '../../oltp/integrations.repo.js';
+import type { IntegrationRow, MessageKind } from '../../oltp/integrations.repo.js';
 
 /**
  * Integration of a project. Its secret is never shown, except the one the server generated for a
@@ -9,7 +9,7 @@ export function presentIntegration(row: IntegrationRow, generatedSecret?: string
   return {
     id: row.id,
     project_id: row.project_id,
-    kind: row.kind,
+    kind: row.kind as MessageKind,
     url: row.url,
     events: row.events,
     enabled: row.enabled,

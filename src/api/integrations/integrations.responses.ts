@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../../oltp/integrations.repo.js';
+import { INTEGRATION_EVENTS, MESSAGE_KINDS } from '../../oltp/integrations.repo.js';
 import { timestamp, uuid } from '../shared/response-fields.js';
 import type { Expect, Out, SameShape } from '../shared/shape-checks.js';
 import type { presentIntegration } from './integrations.presenter.js';
@@ -9,9 +9,7 @@ import type { presentIntegration } from './integrations.presenter.js';
 const integrationFields = {
   id: uuid,
   project_id: uuid,
-  kind: z
-    .enum(INTEGRATION_KINDS)
-    .meta({ description: 'Slack or Discord incoming webhook, or a generic signed webhook. Cannot be changed.' }),
+  kind: z.enum(MESSAGE_KINDS).meta({ description: 'Slack or Discord incoming webhook, or a generic signed webhook. Cannot be changed.' }),
   url: z.string().meta({ description: 'Absolute http or https URL the notifications are posted to.' }),
   events: z
     .array(z.enum(INTEGRATION_EVENTS))

@@ -3,6 +3,7 @@ import { INTEGRATION_EVENTS, INTEGRATION_KINDS } from '../../oltp/integrations.r
 import { badRequest } from '../errors.js';
 import { describe, projectId } from '../shared/building-blocks.js';
 import { bodySchema } from '../validation.js';
+import { trackerFields } from './tracker-integrations.schema.js';
 
 export const MAX_URL_LENGTH = 2048;
 export const SECRET_LENGTH = { min: 16, max: 256 } as const;
@@ -28,13 +29,14 @@ const events = z
 
 const enabled = z.boolean({ error: 'must be a boolean' });
 
-/** POST /projects/:id/integrations. */
+/** POST /projects/:id/integrations. `url` is required of the message kinds; trackers take theirs from `apiUrl`. */
 export const CreateIntegrationBody = bodySchema({
   kind: z.enum(INTEGRATION_KINDS, { error: `must be one of ${INTEGRATION_KINDS.join(', ')}` }),
-  url,
+  url: url.optional(),
   secret: secret.optional(),
   events: events.optional().transform((value) => value ?? null),
   enabled: enabled.optional().default(true),
+  ...trackerFields,
 });
 export type CreateIntegrationBody = z.infer<typeof CreateIntegrationBody>;
 
@@ -45,6 +47,7 @@ export const UpdateIntegrationBody = bodySchema(
     secret: secret.optional(),
     events: events.optional(),
     enabled: enabled.optional(),
+    ...trackerFields,
   },
   undefined,
   (body) => {
@@ -52,8 +55,9 @@ export const UpdateIntegrationBody = bodySchema(
       throw badRequest('kind: cannot be changed (delete the integration and create another)');
     }
   },
-).refine((body) => body.url !== undefined || body.secret !== undefined || body.events !== undefined || body.enabled !== undefined, {
-  error: 'url, secret, events or enabled is required',
+).refine((body) => Object.values(body).some((value) => value !== undefined), {
+  error:
+    'url, secret, events or enabled is required (for a tracker: token, apiUrl, repository, teamId, linearProjectId, statusMap, webhookSecret, autoCreate or enabled)',
 });
 export type UpdateIntegrationBody = z.infer<typeof UpdateIntegrationBody>;
 

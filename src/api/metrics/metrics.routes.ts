@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { eventProperties } from '../../olap/metrics/event-properties.js';
+import { eventsFeed } from '../../olap/metrics/events-feed.js';
 import { MetricsError, type MetricsErrorCode } from '../../olap/metrics/metrics.errors.js';
 import * as metrics from '../../olap/metrics/metrics.planner.js';
 import { keyProject } from '../auth.js';
@@ -7,8 +9,8 @@ import { defaultError, error, json, ProjectPath } from '../shared/building-block
 import { ErrorBody, MetricsErrorBody } from '../shared/errors.responses.js';
 import type { RequestContext } from '../state.js';
 import { readQuery } from '../validation.js';
-import { AdminMetrics, KeyMetrics, MetricsEventsFeed } from './metrics.responses.js';
-import { type MetricsQueries, metricsCode, metricsQueries } from './metrics.schema.js';
+import { AdminMetrics, EventPropertiesResponse, KeyMetrics, MetricsEventsFeed } from './metrics.responses.js';
+import { EventPropertiesQuery, type MetricsQueries, metricsCode, metricsQueries } from './metrics.schema.js';
 
 const metricsError = (description: string) => json(description, MetricsErrorBody);
 const codes = (...list: MetricsErrorCode[]) => list.map((code) => `\`${code}\``).join(', ');
@@ -75,7 +77,7 @@ const OPERATIONS = [
     adminPath: '/projects/:id/metrics/events',
     adminOperationId: 'projectMetricsEvents',
     summary: 'Raw event feed (Pro and Team)',
-    run: metrics.eventsFeed,
+    run: eventsFeed,
     response: { key: MetricsEventsFeed, admin: MetricsEventsFeed },
     codes400: [...base400, 'METRICS_INVALID_LIMIT', 'METRICS_INVALID_CURSOR'],
     codes402: 'any request below Pro',
@@ -186,7 +188,11 @@ function metricsRoutesOf(): RouteDefinition[] {
         queryReader: (ctx, schema) => metricsQuery(ctx, schema, op.name),
         handler: async (ctx, { clickhouse }, { query }) => {
           const project = keyProject(ctx);
-          ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'key' }, query as never);
+          ctx.body = await run(
+            clickhouse,
+            { projectId: project.id, plan: project.plan, surface: 'key', sessionTimeoutMinutes: project.session_timeout_minutes },
+            query as never,
+          );
         },
       }),
       defineRoute({
@@ -207,11 +213,57 @@ function metricsRoutesOf(): RouteDefinition[] {
         },
         queryReader: (ctx, schema) => metricsQuery(ctx, schema, op.name),
         handler: async (ctx, { clickhouse }, { project, query }) => {
-          ctx.body = await run(clickhouse, { projectId: project.id, plan: project.plan, surface: 'admin' }, query as never);
+          ctx.body = await run(
+            clickhouse,
+            { projectId: project.id, plan: project.plan, surface: 'admin', sessionTimeoutMinutes: project.session_timeout_minutes },
+            query as never,
+          );
         },
       }),
     ];
   });
 }
 
-export const metricsRoutes = metricsRoutesOf();
+/**
+ * The properties a filter bar offers (issue 38, docs/metrics.md "Event properties"): the paths of
+ * the window's events, their JSON types and top values, read from the JSON column's structure.
+ */
+const eventPropertiesRoute = defineRoute({
+  method: 'get',
+  path: '/projects/:id/event-properties',
+  auth: 'projectAdmin',
+  operationId: 'projectEventProperties',
+  tags: ['Metrics'],
+  summary: 'Event properties seen in a window, with their JSON types and top values',
+  description:
+    'Each property path seen on the window’s events (of `event`, when given), most frequent first (at most 100), as the `property` a filter names, with the JSON column’s types and the 10 most frequent values with their event counts. Plan rules as the metrics: the window clamped to the allowance, custom events left out below Pro.',
+  params: ProjectPath,
+  query: EventPropertiesQuery,
+  responses: {
+    200: json('The properties.', EventPropertiesResponse),
+    400: json(
+      `${codes('METRICS_INVALID_DATE', 'METRICS_INVALID_RANGE', 'METRICS_INVALID_PARAMETER')} in the metrics body; a query holding a string no store can hold (NUL, a lone surrogate) is refused before routing, in the server-wide body.`,
+      z.union([MetricsErrorBody, ErrorBody]),
+    ),
+    402: metricsError('`METRICS_CUSTOM_EVENTS_REQUIRE_PRO`: `event` naming a custom event, below Pro.'),
+    default: defaultError,
+  },
+  queryReader: (ctx, schema) => {
+    const raw = readQuery(
+      ctx.query,
+      Object.keys(schema.shape),
+      (parameter, problem) => new MetricsError('METRICS_INVALID_PARAMETER', `${parameter} ${problem}`),
+    );
+    return Object.fromEntries(
+      Object.keys(schema.shape).map((parameter) => [
+        parameter,
+        parseParameter(schema.shape[parameter] as z.ZodType, parameter, raw[parameter]),
+      ]),
+    );
+  },
+  handler: async (ctx, { clickhouse }, { project, query }) => {
+    ctx.body = await eventProperties(clickhouse, { projectId: project.id, plan: project.plan, surface: 'admin' }, query as never);
+  },
+});
+
+export const metricsRoutes = [...metricsRoutesOf(), eventPropertiesRoute];

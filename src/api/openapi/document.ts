@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3 } from '@asteasolutions/zod-to-openapi';
 import { stringify } from 'yaml';
 import { registerCorsPaths } from '../cors/cors.openapi.js';
+import { registerEndpointPreflight } from '../cors/endpoint-cors.js';
 import { registerRoutes } from '../define-route.js';
 import { ROUTES } from '../routes.js';
 import { API_SERVER, registerSecuritySchemes, routeRegistrar } from '../shared/building-blocks.js';
@@ -35,6 +36,7 @@ function register(registry: OpenAPIRegistry) {
   registerSecuritySchemes(registry);
   registerRoutes(routeRegistrar(registry), ROUTES);
   registerCorsPaths(registry, ROUTES);
+  registerEndpointPreflight(registry);
 }
 
 const DESCRIPTION = `

@@ -98,7 +98,7 @@ export const projectRoutes = [
     body: body(
       UpdateProjectBody,
       'UpdateProjectRequest',
-      'At least one field. `allowedOrigins` replaces the project’s list of browser origins (exact origins such as `https://app.example.com`; `[]` allows any origin again); `requireSignedIdentity`, `boardPublic` and `anonymousFeedback` are the web-page settings of docs/widget.md.',
+      'At least one field. `allowedOrigins` replaces the project’s list of browser origins (exact origins such as `https://app.example.com`; `[]` allows any origin again); `requireSignedIdentity`, `boardPublic` and `anonymousFeedback` are the web-page settings of docs/widget.md; `sessionTimeoutMinutes` (1 to 1440) is the session timeout of docs/sessions.md.',
     ),
     responses: {
       200: json('The project, without its key.', ProjectResponse),

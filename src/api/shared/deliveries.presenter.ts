@@ -12,6 +12,8 @@ export function presentDelivery(row: DeliveryRow) {
     integration_id: row.integration_id,
     feedback_id: row.feedback_id,
     feedback_title: row.feedback_title,
+    changelog_entry_id: row.changelog_entry_id,
+    changelog_entry_title: row.changelog_entry_title,
     status: row.status,
     attempts: row.attempts,
     last_error: row.last_error,

@@ -17,8 +17,14 @@ export const DeliveryResponse = z
     integration_id: uuid
       .nullable()
       .meta({ description: 'The integration, for Slack, Discord and webhook deliveries; null for emails and for deleted integrations.' }),
-    feedback_id: uuid.nullable().meta({ description: 'The feedback item the notification is about (it may have been deleted since).' }),
+    feedback_id: uuid
+      .nullable()
+      .meta({ description: 'The feedback item the notification is about (it may have been deleted since); null for a changelog entry’s.' }),
     feedback_title: z.string().nullable().meta({ description: 'That item’s title when the notification was made: what the message said.' }),
+    changelog_entry_id: uuid
+      .nullable()
+      .meta({ description: 'The changelog entry a `changelog.published` notification announces; null for other types.' }),
+    changelog_entry_title: z.string().nullable().meta({ description: 'That entry’s title as it was announced.' }),
     status: z.enum(DELIVERY_STATUSES).meta({
       description: '`pending` (queued or waiting for a retry), `delivered`, or `failed` (attempts spent or a permanent refusal).',
     }),

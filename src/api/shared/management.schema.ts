@@ -42,8 +42,16 @@ export const UpdateProjectBody = bodySchema({
   boardPublic: z.boolean({ error: 'must be a boolean' }).optional(),
   anonymousFeedback: z.boolean({ error: 'must be a boolean' }).optional(),
   allowedOrigins: allowedOrigins.optional(),
+  sessionTimeoutMinutes: z
+    .number({ error: 'must be an integer from 1 to 1440' })
+    .int('must be an integer from 1 to 1440')
+    .min(1, 'must be an integer from 1 to 1440')
+    .max(1440, 'must be an integer from 1 to 1440')
+    .optional()
+    .meta({ description: 'Minutes of inactivity after which a user’s next event starts a new session (docs/sessions.md).' }),
 }).refine((body) => Object.values(body).some((value) => value !== undefined), {
-  error: 'at least one of name, archived, allowedOrigins, requireSignedIdentity, boardPublic, anonymousFeedback is required',
+  error:
+    'at least one of name, archived, allowedOrigins, requireSignedIdentity, boardPublic, anonymousFeedback, sessionTimeoutMinutes is required',
 });
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 

@@ -23,7 +23,7 @@ export type ProjectSqlEcho = {
  * names are readable (in events and the rollups; facts are not events).
  */
 export function projectSqlScope(
-  project: ProjectWithPlan,
+  project: Pick<ProjectWithPlan, 'id' | 'plan'>,
   body: { dateFrom?: string | undefined; dateTo?: string | undefined },
   now = new Date(),
 ): { scope: TenantScope; echo: ProjectSqlEcho } {

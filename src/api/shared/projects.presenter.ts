@@ -16,6 +16,7 @@ export function presentProject(row: Project, apiKey?: string) {
     board_public: row.board_public,
     anonymous_feedback: row.anonymous_feedback,
     slug: row.slug,
+    session_timeout_minutes: row.session_timeout_minutes,
     created_at: apiTime(row.created_at),
     updated_at: apiTime(row.updated_at),
   };

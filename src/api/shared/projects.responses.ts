@@ -31,6 +31,10 @@ const projectFields = {
       'When true, board visitors may vote, comment and submit without a token (rate-limited per IP; submissions wait for approval).',
   }),
   slug: z.string().meta({ description: 'The public board’s address: `/board/{slug}`.' }),
+  session_timeout_minutes: z.number().int().min(1).max(1440).meta({
+    description:
+      'Minutes, 1 to 1440 (default 30): a gap between two consecutive events of a user longer than this starts a new session; a gap of exactly this long does not (docs/sessions.md). Set with PATCH /projects/{id}; the session measures and the user timeline apply it to every window, past ones too.',
+  }),
   created_at: timestamp,
   updated_at: timestamp,
 };

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { PLAN_LIMITS } from '../../core/plans.js';
 import { PREDEFINED_EVENTS } from '../../olap/metrics/measures.js';
-import { createProjectQueries, PROJECT_SQL_MAX_ROWS, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
+import { PROJECT_SQL_MAX_ROWS, ProjectQueryBusy, ProjectQueryRefused } from '../../olap/readonly/project-query.js';
 import { TENANT_TABLES } from '../../olap/readonly/tenant-guard.js';
-import { defineRoute, perApp } from '../define-route.js';
+import { defineRoute } from '../define-route.js';
 import { AppError, badRequest } from '../errors.js';
 import { body, error, json, ProjectPath, reworded, withFieldDocs } from '../shared/building-blocks.js';
+import { projectQueries } from '../shared/project-queries.js';
 import { type ProjectSqlEcho, projectSqlScope } from '../shared/project-sql-scope.js';
 import { ProjectSqlBody } from './project-sql.schema.js';
 import { AdhocSqlResponse } from './sql.responses.js';
@@ -27,18 +28,6 @@ export const ProjectSqlResponse = AdhocSqlResponse.extend({
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const echoMatches: Same<ProjectSqlEcho, Omit<z.infer<typeof ProjectSqlResponse>, keyof z.infer<typeof AdhocSqlResponse>>> = true;
 void echoMatches;
-
-/** The project queries' runner, one per app: it holds the lane, its gate and the per-account limits. */
-const projectQueries = perApp(({ clickhouse, config }) =>
-  createProjectQueries({
-    clickhouse,
-    clickhouseUrl: config.clickhouseUrl,
-    dataDir: config.dataDir,
-    timeoutMs: config.projectSql.timeoutMs,
-    maxMemoryBytes: config.projectSql.maxMemoryBytes,
-    accountConcurrency: config.projectSql.accountConcurrency,
-  }),
-);
 
 /**
  * POST /projects/:id/sql (admin token of the owning account, or a member's): one read-only

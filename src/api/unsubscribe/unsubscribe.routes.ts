@@ -1,12 +1,18 @@
 import { z } from 'zod';
 import { escapeHtml } from '../../core/html.js';
-import { unsubscribeUrl } from '../../core/unsubscribe-link.js';
+import { digestUnsubscribeUrl, unsubscribeUrl } from '../../core/unsubscribe-link.js';
+import { type DigestLink, digestLink, unsubscribeDigest } from '../../oltp/digest.repo.js';
 import { type UnsubscribeLink, unsubscribe, unsubscribeLink } from '../../oltp/notifications.repo.js';
 import { defineRoute } from '../define-route.js';
 import { notFound } from '../errors.js';
 import { defaultError, describe, error } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
-import { UnsubscribeLinkResponse, UnsubscribeResponse } from './unsubscribe.responses.js';
+import {
+  DigestUnsubscribeLinkResponse,
+  DigestUnsubscribeResponse,
+  UnsubscribeLinkResponse,
+  UnsubscribeResponse,
+} from './unsubscribe.responses.js';
 
 const UNKNOWN_LINK = 'unknown or expired unsubscribe link';
 
@@ -42,7 +48,7 @@ export const unsubscribeRoutes = [
     tags: ['Notifications'],
     summary: 'What an unsubscribe link is for (the link in the email); changes nothing',
     description:
-      'Read only, so that mail scanners and link prefetchers that open every link of a message unsubscribe nobody. Names the item and the address the link was sent to and whether that address still gets the item’s status-change emails; ' +
+      'Read only, so that mail scanners and link prefetchers that open every link of a message unsubscribe nobody. Names the item (for the link of a changelog email: the items) and the address the link was sent to and whether that address still gets their status-change emails; ' +
       'the HTML page has, while it does, a form with an Unsubscribe button that POSTs to this same URL.' +
       unsubscribeNegotiation,
     params: unsubscribeToken,
@@ -73,7 +79,7 @@ export const unsubscribeRoutes = [
     tags: ['Notifications'],
     summary: 'Unsubscribe from status-change emails (the page’s button, RFC 8058 one-click)',
     description:
-      'Stops the status-change emails of one item to the address the link was sent to (as a voter or as the submitter). Idempotent. ' +
+      'Stops the status-change emails of one item to the address the link was sent to (as a voter or as the submitter); the link of a changelog email stops those of every item of its entry. Idempotent. ' +
       'The target of the confirmation page’s form and of `List-Unsubscribe-Post: List-Unsubscribe=One-Click`. The request body is not read: ' +
       'none, a form (`List-Unsubscribe=One-Click`, form-encoded or multipart) or anything else is accepted.' +
       unsubscribeNegotiation,
@@ -94,12 +100,86 @@ export const unsubscribeRoutes = [
         const link = await unsubscribeLink(sql, token);
         if (link) return html(ctx, page('Unsubscribed', `<p>${about(link)} will no longer be sent to ${escapeHtml(link.email)}.</p>`));
       }
-      ctx.body = { unsubscribed: true as const, feedback_id: result.feedback_id };
+      ctx.body = { unsubscribed: true as const, feedback_id: result.feedback_ids[0] as string, feedback_ids: result.feedback_ids };
+    },
+  }),
+  // The weekly digest's link (docs/notifications.md "The weekly digest"): the same two steps.
+  defineRoute({
+    method: 'get',
+    path: '/unsubscribe/digest/:token',
+    auth: 'public',
+    operationId: 'digestUnsubscribeLink',
+    tags: ['Notifications'],
+    summary: 'What a weekly digest’s unsubscribe link is for; changes nothing',
+    description:
+      'Read only, as the status emails’ link: names the project and the address, and whether it still gets the digest; the HTML page has, while it does, an Unsubscribe button that POSTs to this same URL.' +
+      unsubscribeNegotiation,
+    params: unsubscribeToken,
+    responses: {
+      200: {
+        description: 'The link’s project and address. Not cached (`Cache-Control: no-store`).',
+        content: { 'application/json': { schema: DigestUnsubscribeLinkResponse }, 'text/html': { schema: z.string() } },
+      },
+      404: error('Unknown token.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql, config }, { params: { token } }) => {
+      const link = await digestLink(sql, token);
+      if (!link) throw notFound(UNKNOWN_LINK);
+      ctx.set('Cache-Control', 'no-store');
+      if (prefersHtml(ctx)) return html(ctx, digestConfirmPage(link, digestUnsubscribeUrl(config.delivery.publicUrl, token)));
+      ctx.body = link;
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/unsubscribe/digest/:token',
+    auth: 'public',
+    operationId: 'digestUnsubscribe',
+    tags: ['Notifications'],
+    summary: 'Stop a project’s weekly digest to one address (the page’s button, RFC 8058 one-click)',
+    description:
+      'Turns the digest off for the recipient the email was sent to, as its setting would (PUT /projects/{id}/digest/settings). Idempotent; the body is not read.' +
+      unsubscribeNegotiation,
+    params: unsubscribeToken,
+    responses: {
+      200: {
+        description: 'Unsubscribed (also when it already was).',
+        content: { 'application/json': { schema: DigestUnsubscribeResponse }, 'text/html': { schema: z.string() } },
+      },
+      404: error('Unknown token.'),
+      default: defaultError,
+    },
+    handler: async (ctx, { sql }, { params: { token } }) => {
+      const link = await unsubscribeDigest(sql, token);
+      if (!link) throw notFound(UNKNOWN_LINK);
+      ctx.set('Cache-Control', 'no-store');
+      if (prefersHtml(ctx))
+        return html(ctx, page('Unsubscribed', `<p>${digestAbout(link)} will no longer be sent to ${escapeHtml(link.email)}.</p>`));
+      ctx.body = { unsubscribed: true as const, project_id: link.project_id };
     },
   }),
 ];
 
-const about = (link: UnsubscribeLink) => `Status updates about “${escapeHtml(link.title)}”`;
+const digestAbout = (link: DigestLink) => `The weekly digest of “${escapeHtml(link.project_name)}”`;
+
+function digestConfirmPage(link: DigestLink, action: string): string {
+  if (!link.subscribed) return page('Unsubscribed', `<p>${digestAbout(link)} is no longer sent to ${escapeHtml(link.email)}.</p>`);
+  return page(
+    'Unsubscribe',
+    `<p>${digestAbout(link)} is sent to ${escapeHtml(link.email)}.</p>` +
+      `<form method="post" action="${escapeHtml(action)}">` +
+      '<input type="hidden" name="List-Unsubscribe" value="One-Click">' +
+      '<button type="submit">Unsubscribe</button></form>',
+  );
+}
+
+/** "Status updates about “A”", or "… about “A”, “B” and “C”" for a changelog email's link. */
+function about(link: UnsubscribeLink): string {
+  const titles = link.items.map((item) => `“${escapeHtml(item.title)}”`);
+  const list = titles.length > 1 ? `${titles.slice(0, -1).join(', ')} and ${titles.at(-1)}` : (titles[0] ?? '');
+  return `Status updates about ${list}`;
+}
 
 /** The page of the GET: what the link is for and, while the address is subscribed, the button. */
 function confirmPage(link: UnsubscribeLink, action: string): string {

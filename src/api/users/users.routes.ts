@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { findSdkUser, listSdkUsers, registerSdkUser } from '../../oltp/sdk-users.repo.js';
 import { keyProject } from '../auth.js';
 import { defineRoute } from '../define-route.js';
-import { forbidden, notFound, unauthorized } from '../errors.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors.js';
 
-import { actingUser } from '../shared/acting-user.js';
+import { actingUser, viewerOf } from '../shared/acting-user.js';
 import { body, defaultError, describe, error, json, ProjectPath, withFieldDocs } from '../shared/building-blocks.js';
 import type { RequestContext } from '../state.js';
 import { presentPublicSdkUser, presentRegisteredUser, presentSdkUser, presentSdkUserPage } from './users.presenter.js';
@@ -48,7 +48,8 @@ export const userRoutes = [
       'Creates the user, or updates `last_seen_at` and `mrr` of a known one. The stored `mrr` becomes the one sent: a call without `mrr` (or with `"mrr": null`) clears it, as the origin service did (its SDKs clear a payment that way), so send the figure on every call. Allowed on archived projects. With the publishable key: 403 (MRR comes only from the secret key or a signed token).',
     body: body(
       withFieldDocs(RegisterUserBody, {
-        userId: 'The client app’s user id. Also read as `external_id` (the origin project’s Kotlin SDK).',
+        userId:
+          'The client app’s user id. Also read as `external_id` (the origin project’s Kotlin SDK). Omitted or null: the user of `X-User-Token`, else of the `X-User-Id` header (the Kotlin SDK’s `users.register(email, name)` sends no id); with neither, a 400.',
         mrr: "Monthly recurring revenue. The stored figure becomes what is sent: omitted or null clears it (as the origin service did; an SDK clears a user's payment this way).",
         email:
           'The user’s email. Not in SPEC 4.8 (the origin project’s Kotlin SDK sends it). Omitted: the stored one stays; null clears it. Private: read back only by the owner and the user’s own token.',
@@ -58,15 +59,21 @@ export const userRoutes = [
     ),
     responses: {
       200: json('The user.', SdkUserResponse),
-      400: error('Validation failed; the reason names the field.'),
+      400: error(
+        'Validation failed; the reason names the field. `userId: is required` when neither the body nor the request headers name the user.',
+      ),
       401: error('Missing or invalid API key.'),
       403: error('The project is suspended, or the key is the publishable one.'),
       default: defaultError,
     },
     handler: async (ctx, { sql, rateLimits }, { body: input }) => {
+      // A body that names no user registers the request's own one, as every other call of the
+      // Kotlin SDK names its user (X-User-Id).
+      const userId = input.userId ?? viewerOf(ctx);
+      if (userId === undefined) throw badRequest('userId: is required');
       // With a token, only its user registers; a project that requires signed identity needs one.
-      await actingUser(ctx, { sql, rateLimits }, input.userId);
-      const row = await registerSdkUser(sql, keyProject(ctx).id, input);
+      await actingUser(ctx, { sql, rateLimits }, userId);
+      const row = await registerSdkUser(sql, keyProject(ctx).id, { ...input, userId });
       ctx.body = presentRegisteredUser(row, input);
     },
   }),
@@ -105,7 +112,7 @@ export const userRoutes = [
     tags: ['Projects'],
     summary: 'List a project’s SDK users',
     description:
-      'One sorted page of the users the client app registered, with their MRR, first and last seen, and how many there are in all.',
+      'One sorted page of the users the client app registered (those whose id, email or name contains `q`, when given), with their MRR, email, name, first and last registration, and how many match in all. `last_seen_at` is the last POST /users/register, not the last event: a user’s events are on `GET /projects/{id}/users/{userId}/timeline`.',
     params: ProjectPath,
     query: ListSdkUsersQuery,
     responses: {

@@ -2,10 +2,12 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { send } from '@koa/send';
 import type { Middleware } from 'koa';
+import { listPublishedEntries } from '../../oltp/changelog.repo.js';
 import type { Sql } from '../../oltp/db.js';
-import { framingOriginsByBoardSlug, framingOriginsByPublishableKey } from '../../oltp/embed-framing.repo.js';
+import { framingOriginsByBoardSlug, framingOriginsByPublishableKey, publicBoardProject } from '../../oltp/embed-framing.repo.js';
 import { isExactOrigin } from '../cors/allowed-origins.schema.js';
 import type { AppState, RequestContext } from '../state.js';
+import { changelogAtom } from './changelog-feed.js';
 import { pageCsp, UNFRAMED_PAGE_CSP } from './page-csp.js';
 import { WEB_DIST_DIR } from './web-static.js';
 
@@ -17,7 +19,10 @@ import { WEB_DIST_DIR } from './web-static.js';
 
 const PUBLISHABLE_KEY = /^pk_[0-9a-f]{32}$/;
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/;
-const BOARD_PATH = /^\/board\/([^/]+)(?:\/(?:new|roadmap|submit|items\/[0-9a-f-]{36})?)?\/?$/;
+const BOARD_PATH = /^\/board\/([^/]+)(?:\/(?:new|roadmap|submit|changelog|items\/[0-9a-f-]{36})?)?\/?$/;
+const FEED_PATH = /^\/board\/([^/]+)\/changelog\.atom$/;
+/** Entries in the feed: the newest, as feed readers keep their own history. */
+const FEED_ENTRIES = 50;
 /** The loader changes rarely and must reach pages soon after a deployment: five minutes. */
 const LOADER_MAX_AGE_MS = 5 * 60 * 1000;
 
@@ -65,7 +70,15 @@ async function sendPage(ctx: RequestContext, distDir: string, file: string, allo
   await send(ctx, file, { root: distDir, index: false, gzip: true, brotli: true });
 }
 
-export function embedPages({ sql, distDir = WEB_DIST_DIR }: { sql: Sql; distDir?: string }): Middleware<AppState> {
+export function embedPages({
+  sql,
+  distDir = WEB_DIST_DIR,
+  publicUrl,
+}: {
+  sql: Sql;
+  distDir?: string;
+  publicUrl?: string | undefined;
+}): Middleware<AppState> {
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === '/widget.js') {
@@ -82,6 +95,28 @@ export function embedPages({ sql, distDir = WEB_DIST_DIR }: { sql: Sql; distDir?
       const origins = PUBLISHABLE_KEY.test(key) ? await framingOriginsByPublishableKey(sql, key) : null;
       if (!origins) return notFoundPage(ctx, 'No project has this publishable key.');
       return sendPage(ctx, distDir, 'widget.html', origins);
+    }
+    const feed = FEED_PATH.exec(ctx.path);
+    if (feed) {
+      const slug = feed[1] ?? '';
+      const project = SLUG.test(slug) ? await publicBoardProject(sql, slug) : null;
+      if (!project) return notFoundPage(ctx, 'This board does not exist or is not public.');
+      // The service's public address when configured (links in a feed outlive the request), else the request's.
+      const origin = publicUrl ? new URL(publicUrl).origin : ctx.origin;
+      const boardUrl = `${origin}/board/${slug}`;
+      ctx.set({
+        'X-Content-Type-Options': 'nosniff',
+        'Cache-Control': 'public, max-age=300',
+        'Content-Security-Policy': UNFRAMED_PAGE_CSP,
+      });
+      ctx.type = 'application/atom+xml; charset=utf-8';
+      ctx.body = changelogAtom({
+        boardUrl,
+        feedUrl: `${boardUrl}/changelog.atom`,
+        projectName: project.name,
+        entries: await listPublishedEntries(sql, project.id, FEED_ENTRIES),
+      });
+      return;
     }
     const board = BOARD_PATH.exec(ctx.path);
     if (board) {

@@ -1,11 +1,20 @@
 import type { ClickHouseClient } from '../clickhouse.js';
+import { filterCondition } from '../filter-sql.js';
+import type { FilterList } from '../filter-types.js';
 import { type InsightScope, propertyText, queryRows, scopeCondition, scopeParams, USER_ORDER_SETTINGS } from './query-rows.js';
 
 /** A property value a funnel step can require (JSON scalars; equality only). */
 export type PropertyValue = string | number | boolean;
 
-/** One step: an event name, and top-level properties the event must carry with these values. */
-export type FunnelStep = { eventName: string; where?: Readonly<Record<string, PropertyValue>> | undefined };
+/**
+ * One step: an event name, top-level properties the event must carry with these values (`where`,
+ * a shorthand for `eq` filters), and filters of the language (docs/metrics.md, "Filters").
+ */
+export type FunnelStep = {
+  eventName: string;
+  where?: Readonly<Record<string, PropertyValue>> | undefined;
+  filters?: FilterList | undefined;
+};
 
 export type FunnelQuery = {
   steps: readonly FunnelStep[];
@@ -13,6 +22,8 @@ export type FunnelQuery = {
   windowMs: number;
   /** Top-level property whose values split the funnel; undefined: one funnel. */
   breakdown?: string | undefined;
+  /** Filters every step's events must pass (docs/metrics.md, "Filters"); none: every event. */
+  filters?: FilterList | undefined;
 };
 
 /**
@@ -29,8 +40,9 @@ const STEP_BITS = 4;
 
 /**
  * The condition of step `i`, with its values as parameters named after the step and property
- * positions (never after request text). A string must be a JSON string equal to it, a number a
- * JSON number equal to it, a boolean a JSON boolean.
+ * positions (never after request text). A `where` string must be a JSON string equal to it, a
+ * number a JSON number equal to it, a boolean a JSON boolean; the step's filters are compiled
+ * with parameters of their own (`s<i>f0`, …).
  */
 function stepCondition(step: FunnelStep, i: number, params: Record<string, unknown>): string {
   params[`s${i}`] = step.eventName;
@@ -52,6 +64,11 @@ function stepCondition(step: FunnelStep, i: number, params: Record<string, unkno
       parts.push(`JSONType(properties_raw, {${k}:String}) = 'Bool' AND JSONExtractBool(properties_raw, {${k}:String}) = {${v}:UInt8}`);
     }
   });
+  if ((step.filters ?? []).length > 0) {
+    const filters = filterCondition(step.filters ?? [], { properties: 'raw', prefix: `s${i}f` });
+    Object.assign(params, filters.params);
+    parts.push(filters.sql);
+  }
   return `(${parts.join(' AND ')})`;
 }
 
@@ -88,6 +105,10 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
   const stepNames = new Set(query.steps.map((s) => s.eventName));
   const params: Record<string, unknown> = { ...scopeParams(scope), stepNames: [...stepNames] };
   const conditions = query.steps.map((step, i) => stepCondition(step, i, params));
+  // The request's filters narrow the rows read, before any step is matched.
+  const filters = filterCondition(query.filters ?? [], { properties: 'raw', prefix: 'f' });
+  Object.assign(params, filters.params);
+  const filtered = (query.filters ?? []).length > 0 ? `AND ${filters.sql}` : '';
   // Split: the breakdown is read per row and is part of the GROUP BY. Not split: the GROUP BY is
   // the user alone (a fixed-width key), and the breakdown a constant NULL added after it.
   const split = query.breakdown !== undefined;
@@ -145,7 +166,7 @@ export async function funnel(client: ClickHouseClient, scope: InsightScope, quer
            SELECT user_key${rowBreakdown}, toUInt64(toUnixTimestamp64Milli(created_at)) AS ts,
                   ${conditions.map((c, i) => `${c} AS c${i + 1}`).join(', ')}${rowStep}
            FROM events_by_user
-           WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)}
+           WHERE ${scopeCondition(scope)} AND event_name IN {stepNames:Array(String)} ${filtered}
          )
          GROUP BY user_key${split ? ', breakdown' : ''}
        )

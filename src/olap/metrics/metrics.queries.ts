@@ -28,7 +28,7 @@ const DAILY_BUCKET: Record<Exclude<BucketSpec, 'hour'>, string> = {
 };
 
 /** Bucket of a time column (`col`): the same calendar as the rollups, UTC, weeks from Monday. */
-function timeBucket(bucket: BucketSpec, col: string): string {
+export function timeBucket(bucket: BucketSpec, col: string): string {
   switch (bucket) {
     case 'total':
       return `toDateTime({start:DateTime64(3, 'UTC')}, 'UTC')`;
@@ -55,8 +55,8 @@ function bucketEnd(bucket: BucketSpec, b: string): string {
   return `least(toDateTime64(${next[bucket]}, 6, 'UTC'), toDateTime64({end:DateTime64(3, 'UTC')}, 6, 'UTC'))`;
 }
 
-const scopeParams = (scope: Scope) => ({ projectId: scope.projectId, start: chTime(scope.start), end: chTime(scope.end) });
-const nameCondition = (names: NameFilter) => (names === null ? '' : 'AND event_name IN {names:Array(String)}');
+export const scopeParams = (scope: Scope) => ({ projectId: scope.projectId, start: chTime(scope.start), end: chTime(scope.end) });
+export const nameCondition = (names: NameFilter) => (names === null ? '' : 'AND event_name IN {names:Array(String)}');
 
 export type EventMeasureRow = { bucket: string; event_count: number; unique_event_users: number };
 

@@ -143,3 +143,46 @@ export function bucketsOf(window: MetricsWindow, interval: Interval): Bucket[] {
   }
   return buckets;
 }
+
+/** Which earlier period `compare` reads (docs/metrics.md, "Compare"). */
+export const COMPARE_KINDS = ['previous_period', 'previous_year'] as const;
+export type CompareKind = (typeof COMPARE_KINDS)[number];
+
+/** The same day one year earlier; 29 February becomes 28 February. */
+function yearBefore(day: Date): Date {
+  const year = day.getUTCFullYear() - 1;
+  const month = day.getUTCMonth();
+  const lastOfMonth = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+  return new Date(Date.UTC(year, month, Math.min(day.getUTCDate(), lastOfMonth)));
+}
+
+/**
+ * The earlier window of a compare: the same number of days right before date_from
+ * (previous_period), or the same dates one year earlier (previous_year). It obeys the plan's
+ * allowance as the main window does: nothing before `floor` (the first day the request may read)
+ * is read; a window that starts before it starts at it, and one that ends before it reads nothing
+ * (start = end), both with retentionClamped.
+ */
+export function compareWindow(window: MetricsWindow, kind: CompareKind, floor: Date): MetricsWindow {
+  const days = Math.round((window.end.getTime() - window.start.getTime()) / DAY_MS);
+  let from: Date;
+  let to: Date;
+  if (kind === 'previous_period') {
+    from = new Date(window.start.getTime() - days * DAY_MS);
+    to = new Date(window.start.getTime() - DAY_MS);
+  } else {
+    from = yearBefore(window.start);
+    to = yearBefore(new Date(window.end.getTime() - DAY_MS));
+  }
+  const after = new Date(to.getTime() + DAY_MS);
+  const clamped = from < floor;
+  const unreadable = after <= floor;
+  return {
+    dateFrom: isoDate(clamped && !unreadable ? floor : from),
+    dateTo: isoDate(to),
+    start: clamped && !unreadable ? floor : from,
+    end: unreadable ? from : after,
+    retentionClamped: clamped,
+    retentionWindowDays: window.retentionWindowDays,
+  };
+}

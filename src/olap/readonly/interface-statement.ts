@@ -1,3 +1,4 @@
+import { type InterfaceCatalogue, withCatalogue } from './interface-catalogue.js';
 import { jsonLines, type PreparedStatement, ReadonlyQueryRefused } from './readonly-query.js';
 import type { ReadonlySession } from './readonly-session.js';
 import { INTROSPECTION_TABLES, TENANT_TABLES } from './tenant-guard.js';
@@ -6,13 +7,15 @@ import { INTROSPECTION_TABLES, TENANT_TABLES } from './tenant-guard.js';
  * What the ClickHouse interface (docs/clickhouse-interface.md) runs for one statement, judged on
  * the engine's own print of it (formatQuerySingleLine) and its parse tree (EXPLAIN AST), never on
  * the request text:
- * - a SELECT, with its FORMAT clause taken off (the format is given to the engine instead), then
- *   checked like every tenant query;
+ * - a SELECT, with its FORMAT clause taken off (the format is given to the engine instead), its
+ *   reads of the catalogue (system.tables, information_schema.columns, …) answered by the
+ *   service's substitutes (interface-catalogue.ts), then checked like every tenant query;
  * - SHOW DATABASES and SHOW TABLES, as the SELECTs over the filtered system tables ClickHouse
- *   itself turns them into;
+ *   itself turns them into (SHOW TABLES FROM information_schema: the catalogue's views);
  * - DESCRIBE TABLE of a readable table, as a DESCRIBE the service writes from its own names;
  * - EXISTS TABLE, answered 1 for a readable table and 0 for any other name, so a name the tenant
- *   cannot read is indistinguishable from one that does not exist.
+ *   cannot read is indistinguishable from one that does not exist;
+ * - SHOW CREATE TABLE of a tenant table, from its create_table_query (the catalogue's column).
  * Anything else is refused with the code a read-only server gives.
  */
 
@@ -32,6 +35,12 @@ const WRITE_KINDS =
  * statements that ask for it: currentUser() and its aliases, SHOW GRANTS.
  */
 export const CURRENT_USER_PARAM = 'ch_interface_current_user';
+
+/** What kind of statement the interface runs (its log line names it: api/clickhouse/ch-request-log.ts). */
+export type InterfaceStatementKind = 'select' | 'show' | 'describe' | 'exists' | 'show_create' | 'grants';
+
+/** A prepared statement of the interface, with its kind. */
+export type InterfaceStatement = PreparedStatement & { kind: InterfaceStatementKind };
 
 /** Output formats of the engine, by name and (for those ClickHouse matches so) by lower-case name. */
 export type OutputFormats = ReadonlyMap<string, string>;
@@ -91,7 +100,9 @@ export async function prepareInterfaceStatement(
   formats: OutputFormats,
   /** The credential's username, which currentUser() answers (bound as CURRENT_USER_PARAM). */
   user: string,
-): Promise<PreparedStatement> {
+  /** The substitutes of the catalogue tables (interface-catalogue.ts). */
+  catalogue: InterfaceCatalogue,
+): Promise<InterfaceStatement> {
   const ast = nodes(jsonLines<{ explain: string }>(await session.run(`EXPLAIN AST ${single}`, 'JSONEachRow')).map((row) => row.explain));
   const root = ast[0];
   if (!root) throw new ReadonlyQueryRefused('Empty query', 62);
@@ -111,19 +122,40 @@ export async function prepareInterfaceStatement(
   };
 
   switch (root.kind) {
-    case 'SelectWithUnionQuery':
-      return { select: await withCredentialUser(text, ast, session), format };
+    case 'SelectWithUnionQuery': {
+      const named = ast.filter((node) => node.kind === 'TableIdentifier' && catalogue.has(withoutAlias(node.name))).length;
+      return { select: withCatalogue(await withCredentialUser(text, ast, session), named, catalogue), format, kind: 'select' };
+    }
+    case 'ShowCreateTableQuery': {
+      const parts = ast.filter((node) => node.depth === 1 && node.kind === 'Identifier' && node !== (text === single ? undefined : last));
+      const name = parts.map((node) => node.name).join('.');
+      const table = readable(name);
+      if (!table)
+        throw new ReadonlyQueryRefused(`Table ${name.includes('.') ? name : `${database}.${name}`} does not exist`, UNKNOWN_TABLE);
+      const bare = table.slice(database.length + 1);
+      // The names are the service's own (TENANT_TABLES and the session's database), not request text.
+      return {
+        select: `SELECT formatQuery(create_table_query) AS statement FROM system.tables WHERE database = currentDatabase() AND name = '${bare}'`,
+        format,
+        kind: 'show_create',
+      };
+    }
     case 'ShowGrantsQuery': {
       // The credential's own grants, as a server lists them; another user's need SHOW USERS.
       const target = /^SHOW GRANTS FOR (.+)$/.exec(text)?.[1];
       if (target !== undefined && target !== backQuoted(user) && target !== user) throw showUsersDenied(user);
-      return { select: grantsOf(TENANT_TABLES, database), format };
+      return { select: grantsOf(TENANT_TABLES, database), format, kind: 'grants' };
     }
     case 'ShowTables': {
-      if (text === 'SHOW DATABASES') return { select: 'SELECT name FROM system.databases ORDER BY name', format };
+      if (text === 'SHOW DATABASES') return { select: 'SELECT name FROM system.databases ORDER BY name', format, kind: 'show' };
       if (text === 'SHOW TABLES' || text === `SHOW TABLES FROM ${database}`)
-        return { select: 'SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name', format };
+        return { select: 'SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name', format, kind: 'show' };
       const from = /^SHOW TABLES FROM (\S+)$/.exec(text)?.[1];
+      if (from === 'information_schema' || from === 'INFORMATION_SCHEMA') {
+        // Its views, as the catalogue answers them; the names are the service's own (interface-catalogue.ts).
+        const views = [...catalogue.keys()].filter((name) => name.startsWith(`${from}.`)).map((name) => `'${name.slice(from.length + 1)}'`);
+        return { select: `SELECT arrayJoin([${views.join(', ')}]) AS name ORDER BY name`, format, kind: 'show' };
+      }
       if (from) throw new ReadonlyQueryRefused(`Database ${from} does not exist`, UNKNOWN_DATABASE);
       throw new ReadonlyQueryRefused(
         'Not enough privileges: of the SHOW queries, only SHOW DATABASES and SHOW TABLES are allowed here',
@@ -134,15 +166,21 @@ export async function prepareInterfaceStatement(
       const table = ast.find((node) => node.kind === 'TableIdentifier' && node.depth === 2)?.name;
       const simple = ast.length === 3 + (text === single ? 0 : 1);
       const name = table === undefined ? undefined : (readable(table) ?? introspection(table));
+      const substitute =
+        table === undefined || (!table.startsWith('INFORMATION_SCHEMA.') && !table.startsWith('information_schema.'))
+          ? undefined
+          : catalogue.get(table);
+      if (simple && substitute) return { direct: `DESCRIBE TABLE (${substitute})`, format, kind: 'describe' };
       if (!simple || name === undefined) {
         throw new ReadonlyQueryRefused(`Table ${table ?? '(a subquery)'} does not exist`, UNKNOWN_TABLE);
       }
-      return { direct: `DESCRIBE TABLE ${name}`, format };
+      return { direct: `DESCRIBE TABLE ${name}`, format, kind: 'describe' };
     }
     case 'ExistsTableQuery': {
       const parts = ast.filter((node) => node.depth === 1 && node.kind === 'Identifier' && node !== (text === single ? undefined : last));
       const name = parts.map((node) => node.name).join('.');
-      return { select: `SELECT toUInt8(${readable(name) || introspection(name) ? 1 : 0}) AS result`, format };
+      const known = readable(name) || introspection(name) || catalogue.has(name);
+      return { select: `SELECT toUInt8(${known ? 1 : 0}) AS result`, format, kind: 'exists' };
     }
     case 'SHOW': {
       // SHOW CURRENT ROLES / SHOW ENABLED ROLES: a credential has no roles, so no rows, in the server's columns.
@@ -150,6 +188,7 @@ export async function prepareInterfaceStatement(
         return {
           select: "SELECT '' AS role_name, toUInt8(0) AS with_admin_option, toUInt8(0) AS is_default LIMIT 0",
           format,
+          kind: 'grants',
         };
       }
       // SHOW USERS, ROLES, QUOTAS, PROFILES, POLICIES, SHOW CREATE USER…: refused as a server refuses a user without the grant.
@@ -160,11 +199,14 @@ export async function prepareInterfaceStatement(
     default:
       if (WRITE_KINDS.test(root.kind)) throw new ReadonlyQueryRefused(`Cannot execute query in readonly mode (${root.kind})`, READONLY);
       throw new ReadonlyQueryRefused(
-        `Not enough privileges: only SELECT, SHOW DATABASES, SHOW TABLES, DESCRIBE TABLE and EXISTS TABLE are allowed here (${root.kind})`,
+        `Not enough privileges: only SELECT, SHOW DATABASES, SHOW TABLES, SHOW CREATE TABLE, DESCRIBE TABLE and EXISTS TABLE are allowed here (${root.kind})`,
         ACCESS_DENIED,
       );
   }
 }
+
+/** `system.tables (alias t)` → `system.tables`. */
+const withoutAlias = (name: string) => name.replace(/ \(alias .*$/, '');
 
 const introspection = (name: string) => ((INTROSPECTION_TABLES as readonly string[]).includes(name) ? name : undefined);
 

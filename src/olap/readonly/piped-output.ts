@@ -90,7 +90,9 @@ export async function* pipedOutput(query: PipedQuery): AsyncGenerator<Uint8Array
       yield piece;
     }
     ended = true;
-    await finished;
+    // The end of the output is not the end of the statement: the engine may open the file again
+    // (below), so the pipe keeps a reader until the statement has finished.
+    await drainUntil(pipe.path, finished);
     if (failure !== undefined) throw failure;
   } finally {
     reader.destroy();
@@ -103,14 +105,42 @@ export async function* pipedOutput(query: PipedQuery): AsyncGenerator<Uint8Array
 async function stop(query: PipedQuery, finished: Promise<void>): Promise<void> {
   try {
     await query.cancel().catch(() => {});
-    const fd = await openFd(query.pipe.path, constants.O_RDONLY | constants.O_NONBLOCK);
-    const drain = new Socket({ fd, readable: true, writable: false });
-    drain.on('error', () => {});
-    drain.resume();
-    await finished;
-    drain.destroy();
+    await drainUntil(query.pipe.path, finished);
   } finally {
     await query.pipe.remove();
+  }
+}
+
+/**
+ * Reads and discards what is written into the pipe until `finished` settles, opening it again
+ * each time a writer has closed it. Why (issue 37): when the engine cannot make the output format
+ * (Template without its template, Protobuf, any format it refuses for the columns), it opens the
+ * INTO OUTFILE file a second time, after the first open has been closed with nothing written
+ * (measured with strace: two opens, zero bytes, then the error). An open of a FIFO for writing
+ * waits until the FIFO has a reader; the reader had seen the end of the first writer and gone, so
+ * the engine's thread waited in that open forever, its query never finished, and its lane was
+ * never given back: every later interface query waited behind it, and a stop hung on it. A reader
+ * that stays until the statement has finished lets every such open through.
+ */
+async function drainUntil(fifo: string, finished: Promise<void>): Promise<void> {
+  let done = false;
+  void finished.then(() => {
+    done = true;
+  });
+  while (!done) {
+    let fd: number;
+    try {
+      fd = await openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      await finished; // the pipe is gone: nothing can wait on it any more
+      return;
+    }
+    const drain = new Socket({ fd, readable: true, writable: false });
+    drain.on('error', () => {});
+    const closed = new Promise<void>((resolve) => drain.once('close', () => resolve()));
+    drain.resume();
+    await Promise.race([finished, closed]);
+    drain.destroy();
   }
 }
 

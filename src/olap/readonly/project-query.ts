@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '../clickhouse.js';
-import { QueryGateBusy } from './query-gate.js';
+import { withEngineHint } from './engine-hints.js';
+import { type FairRelease, QueryGateBusy } from './query-gate.js';
 import type { AstVerdict } from './readonly-ast-guard.js';
-import { readonlyLane } from './readonly-lane.js';
+import { ABANDON_GRACE_MS, projectLane } from './readonly-lane.js';
 import {
   jsonLines,
   type PreparedStatement,
@@ -78,6 +79,8 @@ export type ProjectQueriesOptions = {
   maxResultBytes?: number;
   /** How refusals name the queries; default "project queries". */
   label?: string;
+  /** Told of each query the lane gave up on (the engine had not let go of it past its deadline). */
+  onAbandoned?: (label: string) => void;
 };
 
 /**
@@ -94,11 +97,11 @@ export type ProjectQueriesOptions = {
  * outside chdb's parameter chain, like operator queries: metrics and ingestion never wait for them.
  */
 export function createProjectQueries(options: ProjectQueriesOptions): ProjectQueries {
-  const { embedded, engine, timeoutMs, retryAfterSeconds, gate } = readonlyLane({
+  const { embedded, engine, timeoutMs, retryAfterSeconds, gate } = projectLane({
     ...options,
     defaultTimeoutMs: { embedded: PROJECT_SQL_EMBEDDED_TIMEOUT_MS, server: PROJECT_SQL_SERVER_TIMEOUT_MS },
-    label: options.label ?? 'project queries',
   });
+  const label = options.label ?? 'project queries';
   const database = embedded ? 'default' : serverDatabase(options.clickhouseUrl ?? '');
   const perAccount = options.accountConcurrency ?? PROJECT_SQL_DEFAULT_ACCOUNT_CONCURRENCY;
   const inFlight = new Map<string, number>();
@@ -113,21 +116,29 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
       throw new QueryGateBusy(`this account already runs ${perAccount} SQL queries; retry later`, retryAfterSeconds);
     }
     inFlight.set(accountId, mine + 1);
+    let gone = false;
     const leave = () => {
+      if (gone) return;
+      gone = true;
       const left = (inFlight.get(accountId) ?? 1) - 1;
       if (left > 0) inFlight.set(accountId, left);
       else inFlight.delete(accountId);
     };
-    let release: () => void;
+    let release: FairRelease;
     try {
-      release = await gate.enter(deadline);
+      release = await gate.enter(accountId, deadline, label);
     } catch (error) {
       leave();
       throw error;
     }
     return (until) => {
+      // The turn is given back once the engine is done, or ABANDON_GRACE_MS past the deadline at
+      // the latest (the query was cancelled at its deadline; FairGate says why).
+      release(until, deadline + ABANDON_GRACE_MS);
+      const giveUp = setTimeout(leave, Math.max(0, deadline + ABANDON_GRACE_MS - Date.now()));
+      giveUp.unref();
       const done = () => {
-        release();
+        clearTimeout(giveUp);
         leave();
       };
       void until.then(done, done);
@@ -148,7 +159,7 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
         const remainingMs = deadline - Date.now();
         if (remainingMs < 50) throw new QueryGateBusy('the time limit ran out while earlier project queries ran; retry later', 1);
         const reach: TenantReach = { introspection: true };
-        return await streamReadonlyQuery(
+        const stream = await streamReadonlyQuery(
           engine,
           text,
           params,
@@ -176,9 +187,10 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
             ...(streamOptions.signal ? { signal: streamOptions.signal } : {}),
           },
         );
+        return { ...stream, pieces: hinted(stream.pieces) };
       } catch (error) {
         engineDone(Promise.resolve()); // refused before a session was open, or after it closed
-        throw error;
+        throw withEngineHint(error);
       } finally {
         // The turn and the account's place end when the engine is done with the query.
         end(idle);
@@ -212,12 +224,23 @@ export function createProjectQueries(options: ProjectQueriesOptions): ProjectQue
           },
         );
         return readonlyAnswer(result, started);
+      } catch (error) {
+        throw withEngineHint(error);
       } finally {
         // The turn and the account's place end when the engine is done, not when the caller was answered.
         end(idle);
       }
     },
   };
+}
+
+/** The pieces of a stream, its error (the engine's, once the output began) with the fix hint of a known one. */
+async function* hinted(pieces: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* pieces;
+  } catch (error) {
+    throw withEngineHint(error);
+  }
 }
 
 /**

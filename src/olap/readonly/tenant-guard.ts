@@ -23,7 +23,9 @@ export const TENANT_TABLES = ['events', 'facts', 'events_daily', 'events_hourly'
 /**
  * System tables the ClickHouse interface (docs/clickhouse-interface.md) also lets a tenant read, as
  * tools do on connect: the first three only through row filters that keep the service's database
- * and the tenant tables (tenant-filters.ts), the last two hold no data of anyone.
+ * and the tenant tables (tenant-filters.ts); the others list what the engine was built with (its
+ * functions, types, collations, table engines: information_schema's collations and engines read the
+ * last two) and hold no data of anyone.
  */
 export const INTROSPECTION_TABLES = [
   'system.databases',
@@ -31,6 +33,8 @@ export const INTROSPECTION_TABLES = [
   'system.columns',
   'system.functions',
   'system.data_type_families',
+  'system.collations',
+  'system.table_engines',
 ] as const;
 
 /**

@@ -15,5 +15,11 @@ export function batchInsertSettings(token: string): ClickHouseSettings {
     insert_deduplicate: 1,
     insert_deduplication_token: token,
     deduplicate_blocks_in_dependent_materialized_views: 1,
+    // A property string stays a string in the events' JSON column: with inference on (the
+    // default), "2024-01-01T10:00:00Z" was stored as a DateTime and read back as
+    // "2024-01-01 10:00:00", so a filter on the text (docs/metrics.md, "Filters") would not see
+    // what was sent, and the JSON column would disagree with properties_raw.
+    input_format_try_infer_dates: 0,
+    input_format_try_infer_datetimes: 0,
   };
 }

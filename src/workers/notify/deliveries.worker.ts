@@ -7,6 +7,7 @@ import {
   claimDelivery,
   claimDueDeliveries,
   markAttemptFailed,
+  markDeferred,
   markDelivered,
   overdueDeliveryIds,
 } from '../../oltp/deliveries.repo.js';
@@ -54,8 +55,16 @@ export async function attemptDelivery(deps: DeliveryDeps, delivery: ClaimedDeliv
     await sendDelivery(deps.sender, delivery);
   } catch (error) {
     const failure = error instanceof DeliveryError ? error : new DeliveryError(String((error as Error)?.message ?? error), false);
+    if (failure.later.deferred && failure.later.retryAfterMs !== undefined) {
+      // Put off, not failed: the attempt is given back.
+      const delayMs = failure.later.retryAfterMs;
+      if (!(await markDeferred(deps.sql, delivery, failure.message, delayMs))) lostClaim(`deferred: ${failure.message}`);
+      logger.debug({ ...log, reason: failure.message, retryInMs: delayMs }, 'delivery put off');
+      return { kind: 'retry', delayMs, error: failure.message };
+    }
     const retry = !failure.permanent && delivery.attempts < policy.maxAttempts;
-    const delayMs = retry ? backoffAfter(policy, delivery.attempts) : null;
+    // A receiver's Retry-After (a tracker's rate limit) is honoured: the next attempt waits until then.
+    const delayMs = retry ? (failure.later.retryAfterMs ?? backoffAfter(policy, delivery.attempts)) : null;
     if (!(await markAttemptFailed(deps.sql, delivery, failure.message, delayMs))) lostClaim(`failed: ${failure.message}`);
     if (delayMs === null) {
       logger.warn({ ...log, error: failure.message }, 'delivery failed for good; listed as failed for an operator to retry');

@@ -1,11 +1,11 @@
-import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
+import type { FeedbackPayload, NotificationType } from '../../oltp/notification-payload.js';
 import { clip, details, headline } from './summary.js';
 
 /**
  * A Discord webhook message (https://discord.com/developers/docs/resources/webhook): one embed.
  * `allowed_mentions` with no parse types: user text saying @everyone pings nobody.
  */
-export function discordMessage(projectName: string, type: NotificationType, payload: NotificationPayload) {
+export function discordMessage(projectName: string, type: NotificationType, payload: FeedbackPayload) {
   return {
     content: clip(`${projectName}: ${headline(type, payload)}`, 2000),
     embeds: [

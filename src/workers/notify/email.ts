@@ -1,5 +1,5 @@
 import { escapeHtml } from '../../core/html.js';
-import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
+import type { FeedbackPayload, NotificationType } from '../../oltp/notification-payload.js';
 import { CATEGORY_LABELS, details, headline } from './summary.js';
 
 export type EmailContent = { subject: string; text: string; html: string };
@@ -11,7 +11,7 @@ export type EmailContent = { subject: string; text: string; html: string };
 export function emailContent(
   projectName: string,
   type: NotificationType,
-  payload: NotificationPayload,
+  payload: FeedbackPayload,
   unsubscribe: string | null,
 ): EmailContent {
   const f = payload.feedback;

@@ -8,6 +8,12 @@ export class DeliveryError extends Error {
   constructor(
     message: string,
     readonly permanent: boolean,
+    readonly later: {
+      /** The receiver said when to come back (a tracker's Retry-After or rate-limit reset): then, not the backoff's time. */
+      retryAfterMs?: number | undefined;
+      /** Not a failed attempt: the delivery waits `retryAfterMs` without counting it (a tracker's votes update within the minute). */
+      deferred?: boolean | undefined;
+    } = {},
   ) {
     super(message);
   }

@@ -1,4 +1,4 @@
-import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
+import type { FeedbackPayload, NotificationType } from '../../oltp/notification-payload.js';
 
 /** Human words for statuses and categories, shared by emails and chat messages. */
 export const STATUS_LABELS: Record<string, string> = {
@@ -20,7 +20,7 @@ export const CATEGORY_LABELS: Record<string, string> = {
 const label = (table: Record<string, string>, key: string | undefined) => (key ? (table[key] ?? key) : '');
 
 /** One line saying what happened, in plain text (callers escape it for their format). */
-export function headline(type: NotificationType, payload: NotificationPayload): string {
+export function headline(type: NotificationType, payload: FeedbackPayload): string {
   const f = payload.feedback;
   if (type === 'integration.test') return 'Test message: this integration works';
   if (type === 'feedback.created') return `New ${label(CATEGORY_LABELS, f.category).toLowerCase()}: ${f.title}`;
@@ -29,7 +29,7 @@ export function headline(type: NotificationType, payload: NotificationPayload): 
 }
 
 /** Further lines: the description of a new item, the reason of a rejection. */
-export function details(type: NotificationType, payload: NotificationPayload): string[] {
+export function details(type: NotificationType, payload: FeedbackPayload): string[] {
   const f = payload.feedback;
   if (type === 'integration.test') return ['Sent with “Send test” from the dashboard. No feedback item was created.'];
   if (type === 'feedback.created') return [f.description, `Submitted by ${f.user_id}`];

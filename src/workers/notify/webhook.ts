@@ -1,5 +1,5 @@
 import { apiTime } from '../../core/time.js';
-import type { NotificationPayload, NotificationType } from '../../oltp/notification-payload.js';
+import type { FeedbackPayload, NotificationType } from '../../oltp/notification-payload.js';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.js';
 
 /** Idempotency key of every outbound request: the same on each retry of one delivery. */
@@ -11,7 +11,7 @@ export const USER_AGENT = 'feedback-service-webhooks/1.0';
  * The body of a generic webhook (README "Webhooks"): the type, the project, the feedback as the
  * API answers it, and for a status change the previous status (and, for a merge, the target).
  */
-export function webhookBody(type: NotificationType, projectId: string, payload: NotificationPayload, sentAt: Date) {
+export function webhookBody(type: NotificationType, projectId: string, payload: FeedbackPayload, sentAt: Date) {
   return {
     type,
     project_id: projectId,

@@ -9,6 +9,7 @@ import { useResource } from '../lib/use-resource';
 import { ScrollRegion } from './scroll-region';
 import { CopyButton, Empty, FailureNotice, Loading } from './states';
 import './connect-tool.css';
+import { GUIDES } from '../lib/guides';
 
 type Credential = Schemas['ClickhouseCredential'];
 type NewCredential = Schemas['NewClickhouseCredential'];
@@ -247,8 +248,13 @@ function Snippets({ username, password }: { username: string; password: string |
       </div>
       <p class="muted field-note connect-note">
         The interface is at <code>{INTERFACE_PATH}</code> of this service. A tool that cannot take a path connects to the interface’s own
-        port instead, at <code>/</code>, if the operator has opened it (<code>CLICKHOUSE_INTERFACE_PORT</code>): see{' '}
-        <code>docs/clickhouse-interface.md</code> for that port, the supported formats and settings, and what is refused.
+        port instead, at <code>/</code>, if the operator has opened it (<code>CLICKHOUSE_INTERFACE_PORT</code>), or to{' '}
+        <code>/?pathname={INTERFACE_PATH}</code> of this service (a tool that takes only a URL, such as DbGate, reads a path as the database
+        name). See{' '}
+        <a href={GUIDES.clickhouseInterface} target="_blank" rel="noopener">
+          the ClickHouse interface guide
+        </a>{' '}
+        for that port, DbGate’s fields, the catalogue, the supported formats and settings, and what is refused.
       </p>
     </div>
   );

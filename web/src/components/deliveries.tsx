@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import { api, type Schemas, unwrap } from '../api/client';
 import { formatDateTime } from '../lib/format';
-import { attempts, type Integration, integrationName, KIND_LABELS } from '../lib/integrations';
+import { type AnyIntegration, attempts, integrationName, KIND_LABELS, TRACKER_LABELS } from '../lib/integrations';
 import { useAction } from '../lib/use-action';
 import { useResource } from '../lib/use-resource';
 import { ScrollRegion } from './scroll-region';
@@ -13,23 +13,42 @@ const DELIVERY_TYPE_LABELS: Record<Schemas['Delivery']['type'], string> = {
   'feedback.created': 'New feedback',
   'feedback.status_changed': 'Status change',
   'integration.test': 'Test message',
+  'changelog.published': 'Changelog entry',
+  'alert.firing': 'Alert firing',
+  'alert.resolved': 'Alert resolved',
+  'alert.test': 'Alert test',
+  'digest.weekly': 'Weekly digest',
+  'feedback.votes_changed': 'Votes (to the issue)',
 };
 
-/** The notifications sent to the project's integrations, filtered by status; a failed one can be retried. */
+/** Deliveries per page: one request asks one more, to know whether a next page exists. */
+const PAGE = 25;
+
+/**
+ * The notifications sent to the project's integrations and by email, filtered by status, a page at
+ * a time (newest first); a failed one can be retried.
+ */
 export function Deliveries({ projectId }: { projectId: string }) {
   const [status, setStatus] = useState<DeliveryStatus | ''>('');
-  const list = useResource(
+  const [page, setPage] = useState(0);
+  const fetched = useResource(
     () =>
       unwrap(
-        api.GET('/projects/{id}/deliveries', { params: { path: { id: projectId }, query: { limit: 50, ...(status ? { status } : {}) } } }),
+        api.GET('/projects/{id}/deliveries', {
+          params: { path: { id: projectId }, query: { limit: PAGE + 1, offset: page * PAGE, ...(status ? { status } : {}) } },
+        }),
       ),
-    [projectId, status],
+    [projectId, status, page],
   );
+  const hasNext = (fetched.data?.length ?? 0) > PAGE;
+  // The page's rows (the one more asked only says whether an older page exists); made once per answer.
+  const rows = useMemo(() => fetched.data?.slice(0, PAGE), [fetched.data]);
+  const list = { ...fetched, data: rows };
   // Integrations name the deliveries' targets; on a plan without them the list stays empty.
   const integrations = useResource(
-    () => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })).catch(() => [] as Integration[]),
+    () => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })).catch(() => [] as AnyIntegration[]),
     // Read again with each list: a delivery may be to an integration added since.
-    [projectId, list.data],
+    [projectId, fetched.data],
   );
   const action = useAction();
   const retry = (delivery: Schemas['Delivery']) =>
@@ -42,8 +61,12 @@ export function Deliveries({ projectId }: { projectId: string }) {
   const target = (delivery: Schemas['Delivery']) => {
     if (delivery.channel === 'email') return `Email to ${delivery.recipient}`;
     const integration = integrations.data?.find((i) => i.id === delivery.integration_id);
-    if (integration) return integrationName(integration);
-    return `${KIND_LABELS[delivery.channel]} (integration removed)`;
+    // A tracker's delivery is to one linked issue of the item.
+    if (integration)
+      return `${integrationName(integration)}${delivery.channel === 'github' || delivery.channel === 'linear' ? ' (linked issue)' : ''}`;
+    const label =
+      delivery.channel === 'github' || delivery.channel === 'linear' ? TRACKER_LABELS[delivery.channel] : KIND_LABELS[delivery.channel];
+    return `${label} (integration removed)`;
   };
 
   return (
@@ -52,7 +75,14 @@ export function Deliveries({ projectId }: { projectId: string }) {
       <div class="filters">
         <div class="field">
           <label for="delivery-status">Show</label>
-          <select id="delivery-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as DeliveryStatus | '')}>
+          <select
+            id="delivery-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.currentTarget.value as DeliveryStatus | '');
+              setPage(0);
+            }}
+          >
             <option value="">All deliveries</option>
             {DELIVERY_STATUSES.map((value) => (
               <option value={value} key={value}>
@@ -65,7 +95,12 @@ export function Deliveries({ projectId }: { projectId: string }) {
       </div>
       {list.state === 'failed' && <FailureNotice failure={list.failure} onRetry={list.reload} />}
       {list.state === 'loading' && !list.data && <Loading what="deliveries" />}
-      {list.data && list.data.length === 0 && <Empty>No delivery{status ? ` with status ${status}` : ''}.</Empty>}
+      {list.data && list.data.length === 0 && (
+        <Empty>
+          No delivery{status ? ` with status ${status}` : ''}
+          {page > 0 ? ' on this page' : ''}.
+        </Empty>
+      )}
       {list.data && list.data.length > 0 && (
         <ScrollRegion label="Deliveries">
           <table class="data-table">
@@ -94,8 +129,21 @@ export function Deliveries({ projectId }: { projectId: string }) {
                         </a>
                       </>
                     )}
+                    {delivery.type.startsWith('alert.') && (
+                      <>
+                        : <a href={`/projects/${projectId}/alerts`}>the alerts</a>
+                      </>
+                    )}
+                    {delivery.changelog_entry_id && (
+                      <>
+                        :{' '}
+                        <a href={`/projects/${projectId}/changelog`} class="break">
+                          {delivery.changelog_entry_title ?? 'the entry'}
+                        </a>
+                      </>
+                    )}
                   </td>
-                  <td class="break">{target(delivery)}</td>
+                  <td class="recipient">{target(delivery)}</td>
                   <td>
                     <DeliveryState delivery={delivery} />
                   </td>
@@ -111,6 +159,17 @@ export function Deliveries({ projectId }: { projectId: string }) {
             </tbody>
           </table>
         </ScrollRegion>
+      )}
+      {(page > 0 || hasNext) && (
+        <nav class="pager" aria-label="Delivery pages">
+          <button type="button" onClick={() => setPage(page - 1)} disabled={page === 0}>
+            Newer
+          </button>
+          <span data-testid="delivery-page">Page {page + 1}</span>
+          <button type="button" onClick={() => setPage(page + 1)} disabled={!hasNext}>
+            Older
+          </button>
+        </nav>
       )}
       {action.failure && (
         <FailureNotice failure={action.failure} planHint="Email deliveries are part of the Team plan; integrations of Pro and Team." />

@@ -1,12 +1,24 @@
 import { formatDateTime } from '../lib/format';
 import type { LiveEvent } from '../lib/live-stream';
 import { ScrollRegion } from './scroll-region';
+import { UserLink } from './user-link';
 
 /**
  * Events one a row, in the order given, in a region that scrolls sideways on a narrow screen: the
- * live stream's events, or the metrics feed's, which have the same fields.
+ * live stream's events, or the metrics feed's, which have the same fields. With `projectId`, each
+ * user links to their page.
  */
-export function EventsTable({ events, label, testId }: { events: readonly LiveEvent[]; label: string; testId?: string }) {
+export function EventsTable({
+  events,
+  label,
+  testId,
+  projectId,
+}: {
+  events: readonly LiveEvent[];
+  label: string;
+  testId?: string;
+  projectId?: string;
+}) {
   return (
     <ScrollRegion label={label}>
       <table class="data-table feed-table" data-testid={testId}>
@@ -23,7 +35,7 @@ export function EventsTable({ events, label, testId }: { events: readonly LiveEv
             <tr key={event.id}>
               <td>{formatDateTime(event.created_at)}</td>
               <td>{event.event_name}</td>
-              <td class="break">{event.user_id}</td>
+              <td class="break">{projectId ? <UserLink projectId={projectId} userId={event.user_id} /> : event.user_id}</td>
               <td>
                 <code class="properties">{event.properties ? JSON.stringify(event.properties) : ''}</code>
               </td>

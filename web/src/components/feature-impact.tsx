@@ -249,7 +249,7 @@ function ImpactChart({ impact }: { impact: Impact }) {
     ];
     const shipped = impact.shipped_at ? Date.parse(impact.shipped_at) / 1000 : null;
     const marks = shipped === null ? [] : [{ time: shipped, label: 'Shipped' }];
-    const summary = `Linked events per day from ${impact.date_from} to ${impact.date_to}; shipped on ${
+    const summary = `Linked events per day from ${formatDate(impact.date_from)} to ${formatDate(impact.date_to)}; shipped on ${
       impact.shipped_at ? formatDate(impact.shipped_at) : '—'
     }`;
     return { times, series, marks, summary };

@@ -5,6 +5,7 @@ import {
   type Integration,
   type IntegrationKind,
   integrationName,
+  isTracker,
   KIND_LABELS,
   NOTIFICATION_TYPES,
   type NotificationType,
@@ -18,7 +19,14 @@ export const INTEGRATIONS_PLAN = 'Integrations are part of the Pro and Team plan
 
 /** The project's integrations (Slack, Discord, a signed webhook): added, given their notification types, tested, switched on or off, removed. */
 export function Integrations({ projectId }: { projectId: string }) {
-  const list = useResource(() => unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } })), [projectId]);
+  // The trackers (GitHub, Linear) have their own section (trackers.tsx).
+  const list = useResource(
+    async () =>
+      (await unwrap(api.GET('/projects/{id}/integrations', { params: { path: { id: projectId } } }))).filter(
+        (integration): integration is Integration => !isTracker(integration),
+      ),
+    [projectId],
+  );
   const [kind, setKind] = useState<IntegrationKind>('slack');
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<NotificationType[] | null>(null);

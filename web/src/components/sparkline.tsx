@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { COUNT_TICK_STEPS } from '../lib/format';
+import { COUNT_TICK_STEPS, timeAxisLabels } from '../lib/format';
 
 const HEIGHT = 90;
 
@@ -30,7 +30,14 @@ export function Sparkline({ times, counts, summary, label }: { times: number[]; 
           y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.15)] },
         },
         axes: [
-          { stroke: '#3d4451', grid: { show: false }, size: 28, font: '11px system-ui, sans-serif' },
+          {
+            stroke: '#3d4451',
+            grid: { show: false },
+            size: 28,
+            space: 70,
+            font: '11px system-ui, sans-serif',
+            values: (_u, splits, _axis, _space, step) => timeAxisLabels(splits, step),
+          },
           {
             stroke: '#3d4451',
             grid: { stroke: '#e6e8ee' },

@@ -1,5 +1,6 @@
 import type { Schemas } from '../api/client';
 import { formatCount, formatMoney } from '../lib/format';
+import { formatChange } from '../lib/measures';
 
 export type Measures = Schemas['AdminMeasureValues'];
 
@@ -22,7 +23,16 @@ const TILES: { key: keyof Measures; label: string; money?: boolean; adminOnly?: 
  * member token only (docs/metrics.md): the project's API key, which ships inside the apps, never
  * gets them. Those tiles are marked, and the legend says in words what the mark means.
  */
-export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Measures)[] }) {
+export function Tiles({
+  measures,
+  only,
+  changes,
+}: {
+  measures: Measures;
+  only?: (keyof Measures)[];
+  /** With a comparison: each measure's change against the earlier period. */
+  changes?: Record<string, number | null> | undefined;
+}) {
   const tiles = only ? TILES.filter((tile) => only.includes(tile.key)) : TILES;
   const anyAdminOnly = tiles.some((tile) => tile.adminOnly);
   return (
@@ -41,6 +51,7 @@ export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Me
               {tile.adminOnly && <span class="visually-hidden"> (admin token only)</span>}
             </dt>
             <dd data-testid={`tile-${tile.key}`}>{tile.money ? formatMoney(measures[tile.key]) : formatCount(measures[tile.key])}</dd>
+            {changes && tile.key in changes && <ChangeNote change={changes[tile.key]} />}
           </div>
         ))}
       </dl>
@@ -56,3 +67,16 @@ export function Tiles({ measures, only }: { measures: Measures; only?: (keyof Me
     </>
   );
 }
+
+/** A comparison's change under a tile's value: "+12.5% vs previous period", coloured by its sign. */
+export function ChangeNote({ change }: { change: number | null | undefined }) {
+  return <dd class={`change${changeClass(change)}`}>{formatChange(change)} vs previous period</dd>;
+}
+
+/** The same change inside a table cell. */
+export function ChangeText({ change }: { change: number | null | undefined }) {
+  return <span class={`change${changeClass(change)}`}>{formatChange(change)}</span>;
+}
+
+const changeClass = (change: number | null | undefined) =>
+  change === null || change === undefined || change === 0 ? '' : change > 0 ? ' change-up' : ' change-down';

@@ -1,10 +1,14 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { COUNT_TICK_STEPS } from '../lib/format';
-import type { ChartInterval } from '../lib/intervals';
+import { COUNT_TICK_STEPS, formatDate, formatDateTime, timeAxisLabels } from '../lib/format';
+import { bucketEndMs, type ChartInterval } from '../lib/intervals';
 
-export type Series = { label: string; values: number[]; color: string };
+/**
+ * A line of the chart. `dash` draws it dashed (the earlier period of a comparison); a null value
+ * is a gap (a bucket with no numeric value).
+ */
+export type Series = { label: string; values: (number | null)[]; color: string; dash?: number[] };
 /** A moment marked on the chart with a vertical line and a short label (a ship date). */
 export type ChartMark = { time: number; label: string };
 
@@ -31,6 +35,8 @@ export function TimeChart({
   summary,
   partialIndex,
   marks = NO_MARKS,
+  secondary = false,
+  label,
 }: {
   times: number[];
   series: Series[];
@@ -39,6 +45,13 @@ export function TimeChart({
   partialIndex: number | null;
   /** Moments to mark (seconds); the caller says them in `summary` too, for screen readers. */
   marks?: ChartMark[];
+  /**
+   * A second chart on the page (the sessions chart): its own class, so the page's main chart
+   * stays `figure.chart`, and it records no timing marks, which measure the main chart's drawing.
+   */
+  secondary?: boolean;
+  /** The figure's name (default: the main chart's, or the sessions chart's when secondary). */
+  label?: string;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const figure = useRef<HTMLElement>(null);
@@ -47,7 +60,12 @@ export function TimeChart({
     const element = box.current;
     if (!element) return;
     const width = Math.max(element.clientWidth, 280);
-    const drawn = `${interval}:${times.length}${marks.length > 0 ? `:marks=${marks.length}` : ''}`;
+    const last = times[times.length - 1];
+    // The last bucket's point stands for the whole bucket: a mark inside it (an item completed
+    // today, after the day's start) is drawn at that point, not skipped for lying right of it.
+    const lastEnd = last === undefined ? Number.NEGATIVE_INFINITY : bucketEndMs(last * 1000, interval) / 1000;
+    // What the last draw did, said on the figure: the marks counted are those drawMarks drew.
+    let marksDrawn = 0;
     const options: uPlot.Options = {
       width,
       height: 280,
@@ -55,17 +73,34 @@ export function TimeChart({
       padding: [partialIndex === null ? null : 24, null, null, null],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
-        { stroke: '#3d4451', grid: { stroke: '#e6e8ee' } },
+        {
+          stroke: '#3d4451',
+          grid: { stroke: '#e6e8ee' },
+          space: interval === 'hour' ? 90 : 60,
+          // The tick labels, also said on the figure (data-x-ticks) for the tests: the canvas hides them.
+          values: (_u, splits, _axis, _space, step) => {
+            const labels = timeAxisLabels(splits, step);
+            figure.current?.setAttribute('data-x-ticks', labels.join('|'));
+            return labels;
+          },
+        },
         { stroke: '#3d4451', grid: { stroke: '#e6e8ee' }, size: 56, incrs: COUNT_TICK_STEPS },
       ],
       series: [
-        { label: interval === 'hour' ? 'Hour' : 'Day', value: (_u, v) => (v === null ? '—' : formatBucket(v, interval)) },
-        ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}1f`, points: { show: false } })),
+        { label: INTERVAL_LABELS[interval], value: (_u, v) => (v === null ? '—' : formatBucket(v, interval)) },
+        ...series.map((s) => ({
+          label: s.label,
+          stroke: s.color,
+          width: 2,
+          ...(s.dash ? { dash: s.dash } : { fill: `${s.color}1f` }),
+          points: { show: false },
+        })),
         // The partial bucket's segment, dashed, one series per measure (null elsewhere).
         ...(partialIndex === null
           ? []
           : series.map((s) => ({
               label: `${s.label} (so far)`,
+              ...(s.dash ? { show: false } : {}),
               stroke: s.color,
               width: 2,
               dash: [6, 5],
@@ -77,11 +112,14 @@ export function TimeChart({
         drawClear: [(u) => shadePartial(u, times, partialIndex)],
         draw: [
           (u) => labelPartial(u, partialIndex),
-          (u) => drawMarks(u, marks),
+          (u) => {
+            marksDrawn = drawMarks(u, marks, lastEnd);
+          },
           () => {
-            figure.current?.setAttribute('data-drawn', drawn);
+            figure.current?.setAttribute('data-drawn', `${interval}:${times.length}${marks.length > 0 ? `:marks=${marksDrawn}` : ''}`);
             // Only the first draw after new data counts: resizing redraws too.
             if (
+              !secondary &&
               performance.getEntriesByName(CHART_MARKS.response, 'mark').length > 0 &&
               performance.getEntriesByName(CHART_MARKS.drawn, 'mark').length === 0
             ) {
@@ -106,10 +144,15 @@ export function TimeChart({
       figure.current?.removeAttribute('data-drawn');
       chart.destroy();
     };
-  }, [times, series, interval, summary, partialIndex, marks]);
+  }, [times, series, interval, summary, partialIndex, marks, secondary]);
 
   return (
-    <figure class="chart" aria-label="Time series chart" ref={figure} data-interval={interval}>
+    <figure
+      class={secondary ? 'chart-secondary' : 'chart'}
+      aria-label={label ?? (secondary ? 'Sessions chart' : 'Time series chart')}
+      ref={figure}
+      data-interval={interval}
+    >
       <div ref={box} class="chart-canvas" />
       <figcaption class="visually-hidden">{summary}</figcaption>
     </figure>
@@ -122,8 +165,11 @@ export function TimeChart({
  */
 function chartData(times: number[], series: Series[], partialIndex: number | null): uPlot.AlignedData {
   if (partialIndex === null) return [times, ...series.map((s) => s.values)];
-  const solid = series.map((s) => s.values.map((v, i) => (i === partialIndex ? null : v)));
-  const dashed = series.map((s) => s.values.map((v, i) => (i === partialIndex || i === partialIndex - 1 ? v : null)));
+  // A comparison's earlier period (dashed) is over: drawn whole, with no "so far" segment.
+  const solid = series.map((s) => (s.dash ? s.values : s.values.map((v, i) => (i === partialIndex ? null : v))));
+  const dashed = series.map((s) =>
+    s.dash ? s.values.map(() => null) : s.values.map((v, i) => (i === partialIndex || i === partialIndex - 1 ? v : null)),
+  );
   return [times, ...solid, ...dashed];
 }
 
@@ -158,11 +204,15 @@ function labelPartial(u: uPlot, partialIndex: number | null) {
   ctx.restore();
 }
 
-/** A dashed vertical line and its label at each mark inside the x range, over the lines. */
-function drawMarks(u: uPlot, marks: ChartMark[]) {
+/**
+ * A dashed vertical line and its label at each mark inside the buckets drawn, over the lines; a
+ * mark inside the last bucket (after its start, before `lastEnd`) is drawn at its point.
+ */
+function drawMarks(u: uPlot, marks: ChartMark[], lastEnd: number): number {
   const { ctx } = u;
   const [min, max] = [u.scales.x?.min, u.scales.x?.max];
-  if (min === undefined || max === undefined) return;
+  if (min === undefined || max === undefined) return 0;
+  let drawn = 0;
   ctx.save();
   ctx.strokeStyle = MARK_COLOR;
   ctx.fillStyle = MARK_COLOR;
@@ -170,8 +220,9 @@ function drawMarks(u: uPlot, marks: ChartMark[]) {
   ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
   ctx.font = `600 ${12 * devicePixelRatio}px system-ui, sans-serif`;
   for (const [index, mark] of marks.entries()) {
-    if (mark.time < min || mark.time > max) continue;
-    const x = Math.round(u.valToPos(mark.time, 'x', true));
+    if (mark.time < min || mark.time >= lastEnd) continue;
+    const x = Math.round(u.valToPos(Math.min(mark.time, max), 'x', true));
+    drawn++;
     ctx.beginPath();
     ctx.moveTo(x, u.bbox.top);
     ctx.lineTo(x, u.bbox.top + u.bbox.height);
@@ -182,9 +233,13 @@ function drawMarks(u: uPlot, marks: ChartMark[]) {
     ctx.fillText(mark.label, x + (right ? -4 : 4) * devicePixelRatio, u.bbox.top + (14 + (index % 3) * 14) * devicePixelRatio);
   }
   ctx.restore();
+  return drawn;
 }
 
+const INTERVAL_LABELS: Record<ChartInterval, string> = { hour: 'Hour', day: 'Day', week: 'Week of', month: 'Month of' };
+
+/** The legend's bucket, written as every page writes dates. */
 function formatBucket(seconds: number, interval: ChartInterval): string {
   const iso = new Date(seconds * 1000).toISOString();
-  return interval === 'hour' ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso.slice(0, 10);
+  return interval === 'hour' ? formatDateTime(iso) : formatDate(iso);
 }

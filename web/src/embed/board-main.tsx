@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { safeStorage } from '../lib/safe-storage';
+import { ChangelogList, useChangelog } from './components/changelog-list';
 import { FeedbackDetail } from './components/feedback-detail';
 import { FeedbackList } from './components/feedback-list';
 import { Roadmap } from './components/roadmap';
@@ -23,6 +24,7 @@ type View =
   | { name: 'new' }
   | { name: 'roadmap' }
   | { name: 'submit' }
+  | { name: 'changelog' }
   | { name: 'item'; id: string }
   | { name: 'missing' };
 
@@ -47,6 +49,7 @@ function viewOf(pathname: string): View {
   if (rest === '/new') return { name: 'new' };
   if (rest === '/roadmap') return { name: 'roadmap' };
   if (rest === '/submit') return { name: 'submit' };
+  if (rest === '/changelog') return { name: 'changelog' };
   const item = /^\/items\/([0-9a-f-]{36})$/.exec(rest);
   return item?.[1] ? { name: 'item', id: item[1] } : { name: 'missing' };
 }
@@ -88,6 +91,7 @@ function BoardPage({ board }: { board: Board }) {
     ['', 'Top', 'top'],
     ['/new', 'New', 'new'],
     ['/roadmap', 'Roadmap', 'roadmap'],
+    ['/changelog', 'Changelog', 'changelog'],
   ];
   return (
     <div class="board">
@@ -143,6 +147,7 @@ function BoardPage({ board }: { board: Board }) {
           />
         )}
         {view.name === 'roadmap' && <Roadmap env={env} itemHref={(id) => `${base}/items/${id}`} onOpen={(id) => go(`/items/${id}`)} />}
+        {view.name === 'changelog' && <BoardChangelog env={env} onOpenItem={(id) => go(`/items/${id}`)} />}
         {view.name === 'item' && <FeedbackDetail env={env} id={view.id} onBack={() => go('')} />}
         {view.name === 'submit' && (
           <SubmitForm
@@ -156,6 +161,10 @@ function BoardPage({ board }: { board: Board }) {
                 go(`/items/${item.id}`);
                 setNotice(`Thanks! “${item.title}” was submitted.`);
               }
+            }}
+            onVoted={(item) => {
+              go(`/items/${item.id}`);
+              setNotice(`Thanks! Your vote went to “${item.title}”.`);
             }}
           />
         )}
@@ -200,3 +209,19 @@ function BoardApp() {
 adoptTokenFromLink();
 const mount = document.getElementById('board');
 if (mount) render(<BoardApp />, mount);
+
+/** The board's Changelog page: the published entries, and the Atom feed for feed readers. */
+function BoardChangelog({ env, onOpenItem }: { env: PanelEnv; onOpenItem: (id: string) => void }) {
+  const { entries, problem } = useChangelog(env);
+  return (
+    <section aria-labelledby="changelog-heading" class="stack">
+      <h2 id="changelog-heading">Changelog</h2>
+      <p class="muted">
+        <a href={`${base}/changelog.atom`} type="application/atom+xml">
+          Follow in a feed reader (Atom)
+        </a>
+      </p>
+      <ChangelogList entries={entries} problem={problem} itemHref={(id) => `${base}/items/${id}`} onOpenItem={onOpenItem} />
+    </section>
+  );
+}

@@ -8,6 +8,8 @@ import { currentToken } from './visitor';
 
 export type Feedback = components['schemas']['Feedback'];
 export type Comment = components['schemas']['Comment'];
+export type SimilarFeedback = components['schemas']['SimilarFeedback'];
+export type ChangelogEntry = components['schemas']['PublicChangelogEntry'];
 export type FeedbackCategory = Feedback['category'];
 export type FeedbackStatus = Feedback['status'];
 

@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { ChangelogList, useChangelog, useUnread } from './components/changelog-list';
 import { FeedbackDetail } from './components/feedback-detail';
 import { FeedbackList, type ListSort } from './components/feedback-list';
 import { SubmitForm } from './components/submit-form';
@@ -31,7 +32,7 @@ function toHost(type: string, detail: Record<string, unknown> = {}) {
   if (embedded && hostOrigin) window.parent.postMessage({ type, detail }, hostOrigin);
 }
 
-type View = { name: 'list' } | { name: 'item'; id: string } | { name: 'submit' };
+type View = { name: 'list' } | { name: 'item'; id: string } | { name: 'submit' } | { name: 'changelog' };
 
 function WidgetPanel() {
   const [view, setView] = useState<View>({ name: 'list' });
@@ -74,11 +75,32 @@ function WidgetPanel() {
     [api, visitor],
   );
 
+  // What's new: loaded once the visitor is known, its unread badge kept per project key.
+  const changelog = useChangelog(env);
+  const { unread, markSeen } = useUnread(publishableKey, changelog.entries);
+  const openChangelog = () => {
+    setView({ name: 'changelog' });
+    markSeen();
+  };
+
   return (
     <div class="panel" ref={root}>
       <header class="panel-head">
         <h1 tabIndex={-1}>Feedback</h1>
         <div class="row">
+          <button
+            type="button"
+            aria-pressed={view.name === 'changelog'}
+            aria-label={unread > 0 ? `What's new, ${unread} unread` : "What's new"}
+            onClick={() => (view.name === 'changelog' ? setView({ name: 'list' }) : openChangelog())}
+          >
+            What's new
+            {unread > 0 && (
+              <span class="unread-badge" aria-hidden="true">
+                {unread}
+              </span>
+            )}
+          </button>
           {view.name !== 'submit' && visitor.kind !== 'reader' && (
             <button type="button" class="primary" onClick={() => setView({ name: 'submit' })}>
               New feedback
@@ -105,6 +127,9 @@ function WidgetPanel() {
             reloadKey={visitorVersion}
           />
         )}
+        {view.name === 'changelog' && (
+          <ChangelogList entries={changelog.entries} problem={changelog.problem} onOpenItem={(id) => setView({ name: 'item', id })} />
+        )}
         {view.name === 'item' && <FeedbackDetail env={env} id={view.id} onBack={() => setView({ name: 'list' })} />}
         {view.name === 'submit' && (
           <SubmitForm
@@ -112,6 +137,10 @@ function WidgetPanel() {
             onCancel={() => setView({ name: 'list' })}
             onDone={(item) => {
               setNotice(`Thanks! “${item.title}” was submitted.`);
+              setView({ name: 'item', id: item.id });
+            }}
+            onVoted={(item) => {
+              setNotice(`Thanks! Your vote went to “${item.title}”.`);
               setView({ name: 'item', id: item.id });
             }}
           />

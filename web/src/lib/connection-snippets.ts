@@ -87,6 +87,30 @@ function settingsSnippet(id: string, label: string, intro: string, settings: Set
   return { id, label, kind: 'settings', intro, settings: all, text: all.map(({ name, value }) => `${name}: ${value}`).join('\n') };
 }
 
+/**
+ * DbGate takes one URL, through @clickhouse/client, which reads a URL's path as the database name:
+ * the interface's path goes as the `pathname` URL parameter (docs/clickhouse-interface.md, "Connect DbGate").
+ */
+function dbgateSnippet({ origin, username, password }: ConnectionValues): ToolSnippet {
+  const settings: Setting[] = [
+    { name: 'Connection type', value: 'ClickHouse' },
+    { name: 'URL', value: `${origin}/?pathname=${INTERFACE_PATH}` },
+    { name: 'User', value: username },
+    password === null
+      ? { name: 'Password', value: 'the password shown when the credential was created', placeholder: true }
+      : { name: 'Password', value: password },
+    { name: 'Database', value: 'default' },
+  ];
+  return {
+    id: 'dbgate',
+    label: 'DbGate',
+    kind: 'settings',
+    intro: 'Add a new connection with these fields.',
+    settings,
+    text: settings.map(({ name, value }) => `${name}: ${value}`).join('\n'),
+  };
+}
+
 /** Every tool's snippet, in the order the panel offers them. */
 export function connectionSnippets(values: ConnectionValues): ToolSnippet[] {
   return [
@@ -105,6 +129,7 @@ export function connectionSnippets(values: ConnectionValues): ToolSnippet[] {
       'Add a database of type ClickHouse (Metabase’s ClickHouse driver) with these settings.',
       guiSettings(values, { host: 'Host', port: 'Port', secure: 'Use a secure connection (SSL)', path: 'Path' }),
     ),
+    dbgateSnippet(values),
     settingsSnippet(
       'dbeaver',
       'DBeaver',

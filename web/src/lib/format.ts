@@ -2,6 +2,9 @@ const money = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD
 const integer = new Intl.NumberFormat('en-US');
 const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' });
 const dateOnly = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeZone: 'UTC' });
+const clock = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'UTC' });
+const dayMonth = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', timeZone: 'UTC' });
+const monthYear = new Intl.DateTimeFormat('en-GB', { month: 'short', year: 'numeric', timeZone: 'UTC' });
 
 /** MRR is a plain number on the wire (SPEC 2.6); the dashboard shows it as money. */
 export const formatMoney = (value: number | null | undefined) => (value === null || value === undefined ? '—' : money.format(value));
@@ -9,6 +12,32 @@ export const formatCount = (value: number | null | undefined) => (value === null
 /** Times in UTC, the zone of the metrics buckets, so a table and the chart agree. */
 export const formatDateTime = (iso: string | null | undefined) => (iso ? `${dateTime.format(new Date(iso))} UTC` : '—');
 export const formatDate = (iso: string) => dateOnly.format(new Date(iso));
+/** A time of day, 24-hour, UTC: "19:55". */
+export const formatClock = (iso: string | number) => clock.format(new Date(iso));
+
+/*
+ * One way of writing dates on every page (issue 38): "2 Nov 2026" for a day, "2 Nov 2026, 19:55
+ * UTC" for a moment, 24-hour and in UTC like the metrics buckets. Chart axes write the same parts
+ * shortened to what changes between ticks: "2 Nov", "19:55", "Nov 2026", with the year (or the day)
+ * added on the first tick and wherever it changes. uPlot's own formats ("11/2", "7:55pm") are
+ * never shown.
+ */
+const DAY_SECONDS = 86_400;
+
+/** Tick labels of a time axis (uPlot's `values`), from the tick times in seconds and their step. */
+export function timeAxisLabels(ticks: number[], step: number): string[] {
+  return ticks.map((seconds, index) => {
+    const date = new Date(seconds * 1000);
+    const previous = index > 0 ? new Date((ticks[index - 1] as number) * 1000) : null;
+    if (step >= 28 * DAY_SECONDS) return monthYear.format(date);
+    if (step >= DAY_SECONDS) {
+      const yearChanged = !previous || previous.getUTCFullYear() !== date.getUTCFullYear();
+      return yearChanged ? dateOnly.format(date) : dayMonth.format(date);
+    }
+    const dayChanged = !previous || previous.toISOString().slice(0, 10) !== date.toISOString().slice(0, 10);
+    return dayChanged ? `${dayMonth.format(date)} ${clock.format(date)}` : clock.format(date);
+  });
+}
 
 export const STATUS_LABELS = {
   pending: 'Pending',

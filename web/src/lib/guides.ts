@@ -1,9 +1,12 @@
 /*
- * The project's own guides, shipped with the dashboard's build as files of their own (hashed
- * names under /assets/, served as text), so the pages can link to the version of the guide that
- * matches the running service: the service does not serve the repository's docs/ folder.
+ * The project's guides, served rendered by the service itself (GET /docs/guides/:name, with their
+ * screenshots; src/api/docs/guides.routes.ts), so a page links to the guide of the version that runs.
  */
-import widgetGuide from '../../../docs/widget.md?url';
-import sdkGuide from '../../../sdk/README.md?url';
+const guide = (name: string) => `/docs/guides/${name}`;
 
-export const GUIDES = { widget: widgetGuide, sdk: sdkGuide } as const;
+export const GUIDES = {
+  widget: guide('widget'),
+  sdk: guide('sdk'),
+  clickhouseInterface: guide('clickhouse-interface'),
+  projectSql: guide('project-sql'),
+} as const;

@@ -4,9 +4,17 @@
  * offers only the intervals it will answer, instead of a choice that ends in a refusal.
  */
 export const MAX_BUCKETS = 2000;
-export type ChartInterval = 'day' | 'hour';
+export type ChartInterval = 'hour' | 'day' | 'week' | 'month';
+export const CHART_INTERVALS: readonly ChartInterval[] = ['hour', 'day', 'week', 'month'];
 const DAY_MS = 86_400_000;
-const BUCKET_MS: Record<ChartInterval, number> = { hour: 3_600_000, day: DAY_MS };
+const BUCKET_MS: Record<Exclude<ChartInterval, 'month'>, number> = { hour: 3_600_000, day: DAY_MS, week: 7 * DAY_MS };
+
+/** When the bucket that starts at `startMs` ends (weeks start on Monday and months on the 1st, UTC). */
+export function bucketEndMs(startMs: number, interval: ChartInterval): number {
+  if (interval !== 'month') return startMs + BUCKET_MS[interval];
+  const start = new Date(startMs);
+  return Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1);
+}
 
 /** The longest window, in days, that can be drawn by the hour: 83 days are 1,992 hourly buckets. */
 export const MAX_HOURLY_DAYS = Math.floor(MAX_BUCKETS / 24);
@@ -33,5 +41,5 @@ export function partialBucketIndex(startsInSeconds: number[], interval: ChartInt
   const last = startsInSeconds.length - 1;
   const start = startsInSeconds[last];
   if (start === undefined) return null;
-  return start * 1000 <= now && now < start * 1000 + BUCKET_MS[interval] ? last : null;
+  return start * 1000 <= now && now < bucketEndMs(start * 1000, interval) ? last : null;
 }

@@ -4,9 +4,11 @@ import { api, type Schemas, unwrap } from '../api/client';
 import { FeatureImpact } from '../components/feature-impact';
 import { FeedbackLink } from '../components/feedback-link';
 import { Page } from '../components/layout';
+import { LinkedIssues } from '../components/linked-issues';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
 import { ItemStateBadge, StatusBadge } from '../components/status-badge';
+import { UserLink } from '../components/user-link';
 import { type Feedback, loadFeedback, loadFeedbackItem } from '../lib/feedback';
 import { CATEGORY_LABELS, type FeedbackStatus, formatCount, formatDateTime, formatMoney, STATUS_LABELS, STATUSES } from '../lib/format';
 import { useAction } from '../lib/use-action';
@@ -56,6 +58,7 @@ function Detail({ projectId, item, onChanged }: { projectId: string; item: Feedb
       </div>
       <div class="stack">
         {!merged && <StatusForm projectId={projectId} item={item} onChanged={onChanged} />}
+        {!merged && <LinkedIssues projectId={projectId} feedbackId={item.id} onChanged={onChanged} />}
         {!merged && <MergeForm projectId={projectId} item={item} onChanged={onChanged} />}
         {!merged && <FeatureImpact projectId={projectId} feedbackId={item.id} status={item.status} />}
         <DeleteItem projectId={projectId} item={item} />
@@ -84,7 +87,7 @@ function About({ projectId, item }: { projectId: string; item: Feedback }) {
         <dd>{CATEGORY_LABELS[item.category]}</dd>
         <dt>Submitted by</dt>
         <dd>
-          {item.user_id}
+          <UserLink projectId={projectId} userId={item.user_id} />
           {item.user_email && <> ({item.user_email})</>}
         </dd>
         <dt>Created</dt>
@@ -175,7 +178,9 @@ function Voters({ projectId, item }: { projectId: string; item: Feedback }) {
               <tbody>
                 {voters.data.voters.map((voter) => (
                   <tr key={voter.user_id}>
-                    <td class="break">{voter.user_id}</td>
+                    <td>
+                      <UserLink projectId={projectId} userId={voter.user_id} />
+                    </td>
                     <td class="break">{voter.email ?? '—'}</td>
                     <td class="num">{formatMoney(voter.mrr)}</td>
                     <td>{formatDateTime(voter.created_at)}</td>

@@ -2,12 +2,15 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { FilterBar } from '../components/filter-bar';
 import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty } from '../components/states';
-import { formatCount, formatDuration, formatPercent, isoDay } from '../lib/format';
+import { ChangeText } from '../components/tiles';
+import { readFilters, withFilters } from '../lib/filters';
+import { formatCount, formatDate, formatDuration, formatPercent, isoDay } from '../lib/format';
 import { dayParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
 
@@ -98,7 +101,15 @@ export function FunnelsPage() {
   const { params: routeParams } = useRoute();
   const projectId = routeParams.id ?? '';
   const { params, search, setParams } = useQueryState();
-  const { draft, request } = readQuery(params);
+  const { draft, request: form } = readQuery(params);
+  // The filter bar's list narrows every step (docs/insights.md); it is the URL's `filters`.
+  const filters = readFilters(params.get('filters'));
+  // With `compare`, the API adds the earlier period's steps (docs/insights.md).
+  const compare = params.get('compare') === 'previous_period' ? 'previous_period' : undefined;
+  const request =
+    form && (filters.length > 0 || compare)
+      ? ({ ...form, ...(filters.length > 0 ? { filters } : {}), ...(compare ? { compare } : {}) } as FunnelRequest)
+      : form;
   const result = useResource(
     () =>
       request === null
@@ -113,8 +124,33 @@ export function FunnelsPage() {
         initial={draft}
         search={search}
         busy={result.state === 'loading' && request !== null}
-        onSubmit={(next) => setParams(toQuery(next))}
+        onSubmit={(next) => {
+          const query = withFilters(toQuery(next), filters);
+          if (compare) query.set('compare', compare);
+          setParams(query);
+        }}
       />
+      <FilterBar
+        projectId={projectId}
+        from={draft.from}
+        to={draft.to}
+        filters={filters}
+        onChange={(next) => setParams(withFilters(params, next))}
+      />
+      <div class="card field-check">
+        <input
+          id="funnel-compare"
+          type="checkbox"
+          checked={compare !== undefined}
+          onChange={(e) => {
+            const next = new URLSearchParams(params);
+            if (e.currentTarget.checked) next.set('compare', 'previous_period');
+            else next.delete('compare');
+            setParams(next);
+          }}
+        />
+        <label for="funnel-compare">Compare with the previous period</label>
+      </div>
       <InsightResult
         id="funnel-result"
         heading="Conversion"
@@ -343,7 +379,7 @@ function FunnelAnswer({ answer }: { answer: FunnelResult }) {
       ) : (
         <>
           <FunnelBars steps={answer.steps} />
-          <StepsTable steps={answer.steps} />
+          <StepsTable steps={answer.steps} earlier={(answer as FunnelWithCompare).compare} />
         </>
       )}
       {answer.breakdown !== null && <BreakdownTable answer={answer} />}
@@ -374,42 +410,73 @@ function FunnelBars({ steps }: { steps: Step[] }) {
   );
 }
 
-function StepsTable({ steps }: { steps: Step[] }) {
+/** The funnel's answer with `compare` (the earlier period's steps, aligned by position). */
+type FunnelWithCompare = FunnelResult & {
+  compare?: { date_from: string; date_to: string; retention_clamped: boolean; steps: Step[] };
+};
+
+function StepsTable({ steps, earlier }: { steps: Step[]; earlier?: FunnelWithCompare['compare'] }) {
   return (
-    <ScrollRegion label="Funnel steps">
-      <table class="data-table" data-testid="funnel-steps">
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col" class="num">
-              Users
-            </th>
-            <th scope="col" class="num">
-              From first
-            </th>
-            <th scope="col" class="num">
-              From previous
-            </th>
-            <th scope="col" class="num">
-              Median time to convert
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {steps.map((step, i) => (
-            <tr key={i}>
-              <th scope="row">
-                {i + 1}. {step.event_name}
+    <>
+      <ScrollRegion label="Funnel steps">
+        <table class="data-table" data-testid="funnel-steps">
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col" class="num">
+                Users
               </th>
-              <td class="num">{formatCount(step.users)}</td>
-              <td class="num">{formatPercent(step.conversion_from_first)}</td>
-              <td class="num">{i === 0 ? '—' : formatPercent(step.conversion_from_previous)}</td>
-              <td class="num">{formatDuration(step.median_seconds_to_convert)}</td>
+              <th scope="col" class="num">
+                From first
+              </th>
+              <th scope="col" class="num">
+                From previous
+              </th>
+              <th scope="col" class="num">
+                Median time to convert
+              </th>
+              {earlier && (
+                <>
+                  <th scope="col" class="num">
+                    Users before
+                  </th>
+                  <th scope="col" class="num">
+                    From first before
+                  </th>
+                </>
+              )}
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </ScrollRegion>
+          </thead>
+          <tbody>
+            {steps.map((step, i) => (
+              <tr key={i}>
+                <th scope="row">
+                  {i + 1}. {step.event_name}
+                </th>
+                <td class="num">{formatCount(step.users)}</td>
+                <td class="num">{formatPercent(step.conversion_from_first)}</td>
+                <td class="num">{i === 0 ? '—' : formatPercent(step.conversion_from_previous)}</td>
+                <td class="num">{formatDuration(step.median_seconds_to_convert)}</td>
+                {earlier && (
+                  <>
+                    <td class="num">
+                      {formatCount(earlier.steps[i]?.users)} <ChangeText change={changeOf(step.users, earlier.steps[i]?.users)} />
+                    </td>
+                    <td class="num">{formatPercent(earlier.steps[i]?.conversion_from_first)}</td>
+                  </>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollRegion>
+      {earlier && (
+        <p class="muted" data-testid="funnel-compare">
+          "Before": the same funnel from {formatDate(earlier.date_from)} to {formatDate(earlier.date_to)}
+          {earlier.retention_clamped ? ' (narrowed by your plan’s window)' : ''}, with the change in users.
+        </p>
+      )}
+    </>
   );
 }
 
@@ -451,6 +518,17 @@ function BreakdownTable({ answer }: { answer: FunnelResult }) {
           </table>
         </ScrollRegion>
       )}
+      {answer.breakdown_values.length > 0 && (
+        <p class="muted" data-testid="funnel-breakdown-note">
+          A user whose events carry several values of {answer.breakdown} counts in each of those rows, so the rows can add up to more than
+          the funnel's users.
+        </p>
+      )}
     </>
   );
+}
+
+/** (now − before) / before, null when before is 0 or unknown: the metrics' `change`. */
+function changeOf(now: number, before: number | undefined): number | null {
+  return before === undefined || before === 0 ? null : (now - before) / before;
 }

@@ -1,5 +1,6 @@
 import { useLocation, useRoute } from 'preact-iso';
 import { Page } from '../components/layout';
+import { DuplicateMark, useLikelyDuplicates } from '../components/likely-duplicates';
 import { ModerationQueue } from '../components/moderation-queue';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty, FailureNotice, Loading } from '../components/states';
@@ -59,6 +60,10 @@ export function InboxPage() {
 
   return (
     <Page title="Feedback inbox" projectId={projectId}>
+      {/* The changelog lives beside the inbox: the header's row of pages is full at 1280 px. */}
+      <p class="inbox-links">
+        <a href={`/projects/${projectId}/changelog`}>Changelog: tell users what shipped →</a>
+      </p>
       <ModerationQueue projectId={projectId} onApproved={items.reload} />
       <search aria-label="Filter feedback">
         <form class="filters card" onSubmit={(e) => e.preventDefault()}>
@@ -128,7 +133,16 @@ export function InboxPage() {
           {narrowed ? 'No feedback matches these filters.' : 'No feedback yet. Items your users submit through the SDK appear here.'}
         </Empty>
       )}
-      {items.data && items.data.length > 0 && <FeedbackTable projectId={projectId} items={items.data} />}
+      {items.data && items.data.length > 0 && (
+        <FeedbackTable
+          projectId={projectId}
+          items={items.data}
+          onMerged={() => {
+            items.reload();
+            counts.reload();
+          }}
+        />
+      )}
       {items.data && items.data.length >= FEEDBACK_PAGE_LIMIT && (
         <p class="muted">Showing the first {FEEDBACK_PAGE_LIMIT} items of this order; search or filter to see others.</p>
       )}
@@ -144,7 +158,9 @@ function hrefWith(query: Record<string, string>, path: string, name: string, val
   return `${path}${search ? `?${search}` : ''}`;
 }
 
-function FeedbackTable({ projectId, items }: { projectId: string; items: Feedback[] }) {
+function FeedbackTable({ projectId, items, onMerged }: { projectId: string; items: Feedback[]; onMerged: () => void }) {
+  // The likely duplicates of the first rows (components/likely-duplicates.tsx), marked under their titles.
+  const duplicates = useLikelyDuplicates(projectId, items);
   return (
     <ScrollRegion label="Feedback items">
       <table class="data-table feedback-table">
@@ -174,6 +190,14 @@ function FeedbackTable({ projectId, items }: { projectId: string; items: Feedbac
             <tr key={item.id}>
               <td>
                 <a href={`/projects/${projectId}/feedback/${item.id}`}>{item.title}</a>
+                {duplicates.has(item.id) && (
+                  <DuplicateMark
+                    projectId={projectId}
+                    item={item}
+                    match={duplicates.get(item.id) as NonNullable<ReturnType<typeof duplicates.get>>}
+                    onMerged={onMerged}
+                  />
+                )}
               </td>
               <td>
                 <ItemStateBadge item={item} />

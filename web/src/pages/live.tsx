@@ -1,5 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import { api, unwrap } from '../api/client';
+import type { ApiFailure } from '../api/failure';
 import { EventsTable } from '../components/events-table';
 import { Page } from '../components/layout';
 import { Sparkline } from '../components/sparkline';
@@ -13,6 +15,37 @@ const MAX_SHOWN = 100;
 const MINUTES = 30;
 const MINUTE_MS = 60_000;
 const PRO_LIVE = 'On Free, the live view shows the predefined events only; Pro and Team show every event name.';
+/** The store is read for the last 30 minutes in pages of the feed's largest size, at most this many. */
+const FILL_PAGES = 5;
+const FILL_PAGE_SIZE = 1000;
+
+/**
+ * The events stored in the last `MINUTES` minutes, newest first (the metrics event feed, paged by
+ * its cursor until it reaches older events), so the view opens with what arrived before the tab
+ * did instead of "0 events". `complete` is false when the pages ran out first (a very busy app).
+ */
+async function recentEvents(projectId: string, since: number): Promise<{ events: LiveEvent[]; complete: boolean }> {
+  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  const events: LiveEvent[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < FILL_PAGES; page++) {
+    const answer = await unwrap(
+      api.GET('/projects/{id}/metrics/events', {
+        params: {
+          path: { id: projectId },
+          query: { date_from: day(since), date_to: day(Date.now()), limit: FILL_PAGE_SIZE, ...(cursor ? { cursor } : {}) },
+        },
+      }),
+    );
+    for (const event of answer.events) {
+      if (Date.parse(event.created_at) < since) return { events, complete: true };
+      events.push(event);
+    }
+    if (!answer.next_cursor) return { events, complete: true };
+    cursor = answer.next_cursor;
+  }
+  return { events, complete: false };
+}
 
 /** Events of the project as the API acknowledges them (GET /projects/:id/live), newest first. */
 export function LivePage() {
@@ -26,12 +59,45 @@ export function LivePage() {
   const [received, setReceived] = useState(0);
   const [now, setNow] = useState(Date.now());
   const [attempt, setAttempt] = useState(0);
+  const [stored, setStored] = useState<{ count: number; complete: boolean } | { failure: ApiFailure } | null>(null);
   const pausedRef = useRef(paused);
   pausedRef.current = paused;
+  // Ids shown already, the stored ones and the streamed ones: an event in both is shown once.
+  const seenRef = useRef(new Set<string>());
+
+  // The last 30 minutes from the store, once, when the page opens: the stream brings what follows.
+  useEffect(() => {
+    let cancelled = false;
+    const since = Date.now() - MINUTES * MINUTE_MS;
+    recentEvents(projectId, since).then(
+      ({ events, complete }) => {
+        if (cancelled) return;
+        const fresh = events.filter((event) => !seenRef.current.has(event.id));
+        for (const event of fresh) seenRef.current.add(event.id);
+        setPerMinute((counts) => {
+          const next = new Map(counts);
+          for (const event of fresh) {
+            const minute = Math.floor(Date.parse(event.created_at) / MINUTE_MS) * MINUTE_MS;
+            next.set(minute, (next.get(minute) ?? 0) + 1);
+          }
+          return next;
+        });
+        // Streamed events are newer than stored ones: they stay on top.
+        setShown((list) => [...list, ...fresh].slice(0, MAX_SHOWN));
+        setStored({ count: fresh.length, complete });
+      },
+      (failure: ApiFailure) => {
+        if (!cancelled) setStored({ failure });
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [projectId]);
 
   useEffect(() => {
     // A retried request is sent again with the same id: each id is shown once.
-    const seen = new Set<string>();
+    const seen = seenRef.current;
     const stop = followLive(projectId, {
       onState: setState,
       onEvent: (event) => {
@@ -69,6 +135,7 @@ export function LivePage() {
       times: minutes.map((minute) => minute / 1000),
       counts,
       summary: `${formatCount(total)} events in the last ${MINUTES} minutes, ${formatCount(counts[counts.length - 1])} this minute.`,
+      total,
     };
   }, [perMinute, now]);
 
@@ -93,6 +160,21 @@ export function LivePage() {
       <section class="card" aria-labelledby="per-minute-heading">
         <h2 id="per-minute-heading">Events per minute</h2>
         <Sparkline times={spark.times} counts={spark.counts} summary={spark.summary} label="Events per minute, last 30 minutes" />
+        <p class="muted" data-testid="live-fill">
+          {stored === null && 'Reading the events stored in the last 30 minutes…'}
+          {stored !== null && 'count' in stored && (
+            <>
+              Of these, {formatCount(stored.count)} were stored before this page opened
+              {stored.complete ? '' : ` (the newest ${formatCount(FILL_PAGES * FILL_PAGE_SIZE)} only)`} and{' '}
+              {formatCount(Math.max(0, spark.total - stored.count))} arrived since.
+            </>
+          )}
+          {stored !== null &&
+            'failure' in stored &&
+            (stored.failure.status === 402
+              ? 'Only the events received since this page opened are counted: the stored events (the raw event feed) are part of the Pro and Team plans.'
+              : `Only the events received since this page opened are counted: the stored ones could not be read (${stored.failure.message}).`)}
+        </p>
       </section>
       <section class="card" aria-labelledby="live-events-heading">
         <h2 id="live-events-heading">
@@ -103,7 +185,7 @@ export function LivePage() {
             {state.kind === 'live' ? 'Waiting for events: they appear here as your apps send them.' : 'No events received yet.'}
           </Empty>
         ) : (
-          <EventsTable events={shown} label="Live events" testId="live-events" />
+          <EventsTable events={shown} label="Live events" testId="live-events" projectId={projectId} />
         )}
         {shown.length >= MAX_SHOWN && (
           <p class="muted">The newest {MAX_SHOWN} events are kept here; older ones are in the metrics event feed.</p>

@@ -2,34 +2,61 @@ import { useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
-import { EventsTable } from '../components/events-table';
+import { EventFeed } from '../components/event-feed';
+import { EventNameOptions, useEventNames } from '../components/event-names';
+import { FilterBar } from '../components/filter-bar';
 import { Page } from '../components/layout';
+import { MeasurePicker } from '../components/measure-picker';
+import { Breakdown, DEFAULT_SERIES } from '../components/metrics-breakdown';
 import { PlanNarrowing } from '../components/plan-narrowing';
-import { ScrollRegion } from '../components/scroll-region';
+import { SessionsCard } from '../components/sessions-card';
 import { Empty, FailureNotice, Loading } from '../components/states';
-import { Tiles } from '../components/tiles';
+import { ChangeNote, type Measures, Tiles } from '../components/tiles';
 import { CHART_MARKS, type Series, TimeChart } from '../components/time-chart';
 import { useAccount } from '../lib/account';
-import { formatCount, formatDateTime, isoDay } from '../lib/format';
+import { type Compare, type MetricsScope, metricsSummary, metricsTimeseries } from '../lib/contract-api';
+import { readFilters, writeFilters } from '../lib/filters';
+import { formatCount, formatDate, formatDateTime, isoDay } from '../lib/format';
 import { type ChartInterval, hourlyAllowed, MAX_BUCKETS, MAX_HOURLY_DAYS, partialBucketIndex } from '../lib/intervals';
+import { formatMeasure, measureLabel, readMeasure } from '../lib/measures';
 import { useResource } from '../lib/use-resource';
 
 type Interval = ChartInterval;
 
-const PRO_FEED = 'The raw event feed is part of the Pro and Team plans.';
-const PRO_EVENT_NAMES = 'Breakdowns by event name are part of the Pro and Team plans.';
 const RANGES = [7, 30, 90, 365] as const;
-const FEED_PAGE = 25;
 
-/** The metrics page's state is its URL: range, interval, breakdown and the feed's cursor. */
+const INTERVAL_UNITS: Record<Interval, string> = { hour: 'hours', day: 'days', week: 'weeks', month: 'months' };
+/** The summary's tiles: asked by name, so that the chosen measure can be asked beside them. */
+const TILE_MEASURES = [
+  'event_count',
+  'unique_event_users',
+  'feedback_count',
+  'vote_count',
+  'comment_count',
+  'sdk_users',
+  'new_sdk_users',
+  'active_sdk_users',
+  'paying_users',
+  'total_mrr',
+  'voter_mrr',
+];
+
+/**
+ * The metrics page's state is its URL: range, interval, the one event charted, the filters (the
+ * API's JSON list), the measure, the comparison, the breakdown and the feed's cursor.
+ */
 function readQuery(query: Record<string, string>) {
   const day = /^\d{4}-\d{2}-\d{2}$/;
   const to = query.to && day.test(query.to) ? query.to : isoDay(0);
   const from = query.from && day.test(query.from) ? query.from : isoDay(29);
-  const interval: Interval = query.interval === 'hour' ? 'hour' : 'day';
+  const interval: Interval = query.interval === 'hour' || query.interval === 'week' || query.interval === 'month' ? query.interval : 'day';
   const by = query.by === 'property' ? 'property' : 'event_name';
   const property = query.prop?.trim() || 'plan';
-  return { from, to, interval, by, property, cursor: query.cursor };
+  const event = query.event?.trim() || undefined;
+  const filters = readFilters(query.filters);
+  const measure = readMeasure(query.measure);
+  const compare: Compare | undefined = query.compare === 'previous_period' || query.compare === 'previous_year' ? query.compare : undefined;
+  return { from, to, interval, by, property, cursor: query.cursor, event, filters, measure, compare };
 }
 
 export function MetricsPage() {
@@ -37,11 +64,16 @@ export function MetricsPage() {
   const { query, path, route } = useLocation();
   const projectId = params.id ?? '';
   const q = readQuery(query);
-  const range = { date_from: q.from, date_to: q.to };
   const account = useAccount();
   // A shared link may ask for hours over a window they cannot cover: it is drawn by the day.
   const interval: Interval =
     q.interval === 'hour' && !hourlyAllowed(q.from, q.to, account?.limits.metrics_window_days) ? 'day' : q.interval;
+  // What every card of the page reads: the same window, event, filters and comparison.
+  const scope: MetricsScope = useMemo(
+    () => ({ from: q.from, to: q.to, event: q.event, filters: q.filters, compare: q.compare }),
+    [q.from, q.to, q.event, query.filters, q.compare],
+  );
+  const scopeKey = `${q.from}|${q.to}|${q.event ?? ''}|${query.filters ?? ''}|${q.compare ?? ''}`;
 
   const go = (changes: Record<string, string | undefined>) => {
     const next = new URLSearchParams(query);
@@ -53,55 +85,125 @@ export function MetricsPage() {
   };
 
   const summary = useResource(
-    () => unwrap(api.GET('/projects/{id}/metrics/summary', { params: { path: { id: projectId }, query: range } })),
-    [projectId, q.from, q.to],
+    () => metricsSummary(projectId, scope, q.measure ? [...TILE_MEASURES, q.measure] : TILE_MEASURES),
+    [projectId, scopeKey, q.measure],
   );
 
   return (
     <Page title="Metrics" projectId={projectId}>
+      {/* Alerts live beside the metrics they watch: the header's row of pages is full at 1280 px. */}
+      <p class="inbox-links">
+        <a href={`/projects/${projectId}/alerts`}>Alerts: be told when a measure moves →</a>
+      </p>
       <RangeForm
-        key={`${q.from}|${q.to}|${interval}`}
+        key={`${q.from}|${q.to}|${interval}|${q.event ?? ''}`}
+        projectId={projectId}
         from={q.from}
         to={q.to}
         interval={interval}
+        event={q.event}
         planWindowDays={account?.limits.metrics_window_days}
-        onApply={(from, to, interval) => go({ from, to, interval: interval === 'day' ? undefined : interval, cursor: undefined })}
+        onApply={(from, to, interval, event) =>
+          go({ from, to, interval: interval === 'day' ? undefined : interval, event, cursor: undefined })
+        }
+      />
+      <FilterBar
+        projectId={projectId}
+        from={q.from}
+        to={q.to}
+        event={q.event}
+        filters={q.filters}
+        onChange={(filters) => go({ filters: writeFilters(filters), cursor: undefined })}
+      />
+      <MeasurePicker
+        key={q.measure ?? ''}
+        projectId={projectId}
+        from={q.from}
+        to={q.to}
+        event={q.event}
+        measure={q.measure}
+        compare={q.compare !== undefined}
+        onMeasure={(measure) => go({ measure })}
+        onCompare={(on) => go({ compare: on ? 'previous_period' : undefined })}
       />
       {summary.data && <PlanNarrowing echo={summary.data} />}
       <section aria-labelledby="summary-heading">
         <h2 id="summary-heading">Summary</h2>
         {summary.state === 'failed' && <FailureNotice failure={summary.failure} onRetry={summary.reload} />}
         {summary.state === 'loading' && !summary.data && <Loading what="the summary" />}
-        {summary.data && <Tiles measures={summary.data.measures} />}
+        {summary.data?.compare && (
+          <p class="muted" data-testid="compare-window">
+            Compared with {formatDate(summary.data.compare.date_from)} to {formatDate(summary.data.compare.date_to)}
+            {summary.data.compare.retention_clamped ? ' (narrowed by your plan’s window)' : ''}.
+          </p>
+        )}
+        {summary.data && q.measure && (
+          <dl class="tiles">
+            <div class="tile tile-chosen">
+              <dt>{measureLabel(q.measure)}</dt>
+              <dd data-testid="tile-measure">{formatMeasure(q.measure, summary.data.measures[q.measure])}</dd>
+              {summary.data.compare && <ChangeNote change={summary.data.compare.change[q.measure]} />}
+            </div>
+          </dl>
+        )}
+        {summary.data && <Tiles measures={summary.data.measures as Measures} changes={summary.data.compare?.change} />}
       </section>
-      <Timeseries projectId={projectId} from={q.from} to={q.to} interval={interval} />
-      <Breakdown projectId={projectId} from={q.from} to={q.to} by={q.by} property={q.property} onChange={(by, prop) => go({ by, prop })} />
-      <EventFeed projectId={projectId} from={q.from} to={q.to} cursor={q.cursor} query={query} path={path} />
+      <Timeseries projectId={projectId} scope={scope} scopeKey={scopeKey} interval={interval} measure={q.measure} />
+      <SessionsCard projectId={projectId} scope={scope} scopeKey={scopeKey} interval={interval} />
+      <Breakdown
+        projectId={projectId}
+        scope={scope}
+        scopeKey={scopeKey}
+        measure={q.measure}
+        by={q.by}
+        property={q.property}
+        onChange={(by, prop) => go({ by, prop })}
+      />
+      <EventFeed
+        projectId={projectId}
+        from={q.from}
+        to={q.to}
+        event={q.event}
+        filtered={q.filters.length > 0}
+        cursor={q.cursor}
+        query={query}
+        path={path}
+      />
     </Page>
   );
 }
 
 function RangeForm({
+  projectId,
   from,
   to,
   interval,
+  event,
   planWindowDays,
   onApply,
 }: {
+  projectId: string;
   from: string;
   to: string;
   interval: Interval;
+  event: string | undefined;
   planWindowDays: number | undefined;
-  onApply: (from: string, to: string, interval: Interval) => void;
+  onApply: (from: string, to: string, interval: Interval, event: string | undefined) => void;
 }) {
   // Keyed by the applied range: when the URL changes (a quick range, the back button) the form
   // starts again from it.
-  const [draft, setDraft] = useState({ from, to, interval });
+  const [draft, setDraft] = useState({ from, to, interval, event: event ?? '' });
+  const names = useEventNames(projectId, from, to);
   const validDraft = /^\d{4}-\d{2}-\d{2}$/.test(draft.from) && /^\d{4}-\d{2}-\d{2}$/.test(draft.to);
   const hourOk = !validDraft || hourlyAllowed(draft.from, draft.to, planWindowDays);
   // Only what the API answers is offered: a window too long for hours is drawn by the day.
   const apply = (nextFrom: string, nextTo: string, wanted: Interval) =>
-    onApply(nextFrom, nextTo, wanted === 'hour' && !hourlyAllowed(nextFrom, nextTo, planWindowDays) ? 'day' : wanted);
+    onApply(
+      nextFrom,
+      nextTo,
+      wanted === 'hour' && !hourlyAllowed(nextFrom, nextTo, planWindowDays) ? 'day' : wanted,
+      draft.event.trim() || undefined,
+    );
   return (
     <form
       class="card filters"
@@ -123,23 +225,37 @@ function RangeForm({
         <label for="interval">Interval</label>
         <select
           id="interval"
-          value={hourOk ? draft.interval : 'day'}
+          value={hourOk || draft.interval !== 'hour' ? draft.interval : 'day'}
           aria-describedby="interval-help"
           onChange={(e) => setDraft({ ...draft, interval: e.currentTarget.value as Interval })}
         >
-          <option value="day">Day</option>
           <option value="hour" disabled={!hourOk}>
             Hour{hourOk ? '' : ` (up to ${MAX_HOURLY_DAYS} days)`}
           </option>
+          <option value="day">Day</option>
+          <option value="week">Week</option>
+          <option value="month">Month</option>
         </select>
+      </div>
+      <div class="field">
+        <label for="chart-event">Event (all when empty)</label>
+        <input
+          id="chart-event"
+          list="metrics-event-names"
+          value={draft.event}
+          autoComplete="off"
+          maxLength={200}
+          onInput={(e) => setDraft({ ...draft, event: e.currentTarget.value })}
+        />
+        <EventNameOptions id="metrics-event-names" names={names.data?.event_names} />
       </div>
       <button type="submit" class="primary">
         Apply
       </button>
       <p id="interval-help" class="muted field-note">
         {hourOk
-          ? `By the hour for windows up to ${MAX_HOURLY_DAYS} days (${MAX_BUCKETS.toLocaleString('en-US')} points at most).`
-          : `This window is longer than ${MAX_HOURLY_DAYS} days: it is drawn by the day (at most ${MAX_BUCKETS.toLocaleString('en-US')} points).`}
+          ? `By the hour for windows up to ${MAX_HOURLY_DAYS} days (${MAX_BUCKETS.toLocaleString('en-US')} points at most); by the week or month for a long range.`
+          : `This window is longer than ${MAX_HOURLY_DAYS} days: it is drawn by the day, week or month (at most ${MAX_BUCKETS.toLocaleString('en-US')} points).`}
       </p>
       <fieldset class="quick-ranges" aria-label="Quick ranges">
         {RANGES.map((days) => (
@@ -154,30 +270,38 @@ function RangeForm({
 
 const SERIES_COLORS = ['#3b5bdb', '#c2255c'];
 
-function Timeseries({ projectId, from, to, interval }: { projectId: string; from: string; to: string; interval: Interval }) {
+function Timeseries({
+  projectId,
+  scope,
+  scopeKey,
+  interval,
+  measure,
+}: {
+  projectId: string;
+  scope: MetricsScope;
+  scopeKey: string;
+  interval: Interval;
+  measure: string | undefined;
+}) {
+  const measures = measure ? [measure] : DEFAULT_SERIES;
   const result = useResource(async () => {
     for (const name of Object.values(CHART_MARKS)) {
       performance.clearMarks(name);
       performance.clearMeasures(name);
     }
-    const data = await unwrap(
-      api.GET('/projects/{id}/metrics/timeseries', {
-        params: {
-          path: { id: projectId },
-          query: { date_from: from, date_to: to, interval, measures: ['event_count', 'unique_event_users'] },
-        },
-      }),
-    );
+    const data = await metricsTimeseries(projectId, scope, interval, measures);
     performance.mark(CHART_MARKS.response);
-    return data;
-  }, [projectId, from, to, interval]);
+    return { data, measures };
+  }, [projectId, scopeKey, interval, measure]);
   // The items completed in the range, marked on the chart; the chart does not wait for them.
   const shipped = useResource(
     () =>
       unwrap(
-        api.GET('/projects/{id}/insights/ship-dates', { params: { path: { id: projectId }, query: { date_from: from, date_to: to } } }),
+        api.GET('/projects/{id}/insights/ship-dates', {
+          params: { path: { id: projectId }, query: { date_from: scope.from, date_to: scope.to } },
+        }),
       ),
-    [projectId, from, to],
+    [projectId, scope.from, scope.to],
   );
   const marks = useMemo(
     () => (shipped.data?.items ?? []).map((item) => ({ time: Date.parse(item.shipped_at) / 1000, label: `Shipped: ${item.title}` })),
@@ -189,24 +313,44 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
   // counts on an hourly axis.
   const chart = useMemo(() => {
     if (!result.data) return null;
-    const drawnInterval: Interval = result.data.interval === 'hour' ? 'hour' : 'day';
-    const buckets = result.data.buckets;
-    const times = buckets.map((bucket) => Date.parse(bucket.start) / 1000);
-    const series: Series[] = [
-      { label: 'Events', values: buckets.map((b) => b.measures.event_count ?? 0), color: SERIES_COLORS[0] as string },
-      { label: 'Unique users', values: buckets.map((b) => b.measures.unique_event_users ?? 0), color: SERIES_COLORS[1] as string },
-    ];
+    const { data, measures: drawnMeasures } = result.data;
+    const drawnInterval: Interval = (['hour', 'day', 'week', 'month'] as const).find((i) => i === data.interval) ?? 'day';
+    const times = data.buckets.map((bucket) => Date.parse(bucket.start) / 1000);
+    const series: Series[] = drawnMeasures.map((name, index) => ({
+      label: measureLabel(name),
+      values: data.buckets.map((b) => b.measures[name] ?? (name.includes(':') ? null : 0)),
+      color: SERIES_COLORS[index % SERIES_COLORS.length] as string,
+    }));
+    // The earlier period, dashed, bucket by bucket at the same positions (the API aligns them).
+    if (data.compare) {
+      const earlier = data.compare.buckets;
+      for (const [index, name] of drawnMeasures.entries()) {
+        series.push({
+          label: `${measureLabel(name)} (previous period)`,
+          values: data.buckets.map((_, i) => earlier[i]?.measures[name] ?? null),
+          color: SERIES_COLORS[index % SERIES_COLORS.length] as string,
+          dash: [5, 4],
+        });
+      }
+    }
     const partialIndex = partialBucketIndex(times, drawnInterval);
-    const total = series[0]?.values.reduce((sum, v) => sum + v, 0) ?? 0;
-    const unit = drawnInterval === 'hour' ? 'hours' : 'days';
-    const summary = `${formatCount(total)} events in ${buckets.length} ${unit} from ${result.data.date_from} to ${result.data.date_to}`;
-    return { times, series, summary, total, interval: drawnInterval, partialIndex };
+    const first = drawnMeasures[0] as string;
+    const total = first === 'event_count' ? (series[0]?.values.reduce<number>((sum, v) => sum + (v ?? 0), 0) ?? 0) : null;
+    const span = `${data.buckets.length} ${INTERVAL_UNITS[drawnInterval]} from ${formatDate(data.date_from)} to ${formatDate(data.date_to)}`;
+    const summary =
+      total !== null
+        ? `${formatCount(total)} events in ${span}`
+        : `${measureLabel(first)} in ${span}${data.compare ? ', with the previous period dashed' : ''}`;
+    return { times, series, summary, total, interval: drawnInterval, partialIndex, measures: drawnMeasures, data };
   }, [result.data]);
   const stale = result.state === 'loading' && chart !== null && chart.interval !== interval;
 
   return (
     <section aria-labelledby="timeseries-heading" class="card" aria-busy={result.state === 'loading'}>
-      <h2 id="timeseries-heading">Events per {chart?.interval ?? interval}</h2>
+      <h2 id="timeseries-heading">
+        {measure ? measureLabel(measure) : 'Events'} per {(chart?.interval ?? interval).toString()}
+        {scope.event && <span class="muted"> · {scope.event}</span>}
+      </h2>
       {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} />}
       {result.state === 'loading' && (!result.data || stale) && <Loading what={`the chart by the ${interval}`} />}
       {chart && (
@@ -222,6 +366,12 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
           <p class="muted" data-testid="chart-summary">
             {chart.summary}.
           </p>
+          {chart.data.compare && (
+            <p class="muted" data-testid="chart-compare">
+              Dashed: the previous period, {formatDate(chart.data.compare.date_from)} to {formatDate(chart.data.compare.date_to)}, bucket by
+              bucket.
+            </p>
+          )}
           {shipped.data && shipped.data.items.length > 0 && (
             <div data-testid="ship-dates">
               <p class="muted ship-dates-title">Shipped in this range (the dashed green lines):</p>
@@ -242,146 +392,6 @@ function Timeseries({ projectId, from, to, interval }: { projectId: string; from
           )}
           {chart.total === 0 && <Empty>No events in this range yet.</Empty>}
         </>
-      )}
-    </section>
-  );
-}
-
-function Breakdown(props: {
-  projectId: string;
-  from: string;
-  to: string;
-  by: string;
-  property: string;
-  onChange: (by: string, prop?: string) => void;
-}) {
-  const { projectId, from, to, by, property, onChange } = props;
-  const dimension = by === 'property' ? `property.${property}` : 'event_name';
-  const [draftProperty, setDraftProperty] = useState(property);
-  const result = useResource(
-    () =>
-      unwrap(
-        api.GET('/projects/{id}/metrics/breakdown', {
-          params: {
-            path: { id: projectId },
-            query: { date_from: from, date_to: to, dimension, measures: ['event_count', 'unique_event_users'], limit: 20 },
-          },
-        }),
-      ),
-    [projectId, from, to, dimension],
-  );
-  return (
-    <section aria-labelledby="breakdown-heading" class="card">
-      <h2 id="breakdown-heading">Breakdown</h2>
-      <form
-        class="filters"
-        aria-label="Breakdown dimension"
-        onSubmit={(e) => {
-          e.preventDefault();
-          onChange('property', draftProperty.trim() || 'plan');
-        }}
-      >
-        <div class="field">
-          <label for="breakdown-by">Group events by</label>
-          <select
-            id="breakdown-by"
-            value={by}
-            onChange={(e) => onChange(e.currentTarget.value, by === 'property' ? property : draftProperty)}
-          >
-            <option value="event_name">Event name</option>
-            <option value="property">A property</option>
-          </select>
-        </div>
-        {by === 'property' && (
-          <>
-            <div class="field">
-              <label for="breakdown-property">Property name</label>
-              <input
-                id="breakdown-property"
-                value={draftProperty}
-                maxLength={100}
-                onInput={(e) => setDraftProperty(e.currentTarget.value)}
-              />
-            </div>
-            <button type="submit">Show</button>
-          </>
-        )}
-      </form>
-      {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_EVENT_NAMES} />}
-      {result.state === 'loading' && !result.data && <Loading what="the breakdown" />}
-      {result.data && result.data.rows.length === 0 && <Empty>No events in this range.</Empty>}
-      {result.data && result.data.rows.length > 0 && (
-        <ScrollRegion label="Breakdown rows">
-          <table class="data-table">
-            <thead>
-              <tr>
-                <th scope="col">{by === 'property' ? property : 'Event name'}</th>
-                <th scope="col" class="num">
-                  Events
-                </th>
-                <th scope="col" class="num">
-                  Unique users
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.data.rows.map((row) => (
-                <tr key={row.key ?? '(none)'}>
-                  <td>{row.key ?? <span class="muted">(not set)</span>}</td>
-                  <td class="num">{formatCount(row.measures.event_count)}</td>
-                  <td class="num">{formatCount(row.measures.unique_event_users)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </ScrollRegion>
-      )}
-    </section>
-  );
-}
-
-function EventFeed({
-  projectId,
-  from,
-  to,
-  cursor,
-  query,
-  path,
-}: {
-  projectId: string;
-  from: string;
-  to: string;
-  cursor?: string | undefined;
-  query: Record<string, string>;
-  path: string;
-}) {
-  const result = useResource(
-    () =>
-      unwrap(
-        api.GET('/projects/{id}/metrics/events', {
-          params: { path: { id: projectId }, query: { date_from: from, date_to: to, limit: FEED_PAGE, ...(cursor ? { cursor } : {}) } },
-        }),
-      ),
-    [projectId, from, to, cursor],
-  );
-  const pageHref = (nextCursor: string | undefined) => {
-    const next = new URLSearchParams(query);
-    if (nextCursor) next.set('cursor', nextCursor);
-    else next.delete('cursor');
-    return `${path}?${next.toString()}#feed-heading`;
-  };
-  return (
-    <section aria-labelledby="feed-heading" class="card">
-      <h2 id="feed-heading">Event feed</h2>
-      {result.state === 'failed' && <FailureNotice failure={result.failure} onRetry={result.reload} planHint={PRO_FEED} />}
-      {result.state === 'loading' && !result.data && <Loading what="events" />}
-      {result.data && result.data.events.length === 0 && <Empty>{cursor ? 'No older events.' : 'No events in this range yet.'}</Empty>}
-      {result.data && result.data.events.length > 0 && <EventsTable events={result.data.events} label="Events" />}
-      {result.data && (
-        <nav aria-label="Event feed pages" class="link-row">
-          {cursor && <a href={pageHref(undefined)}>Newest events</a>}
-          {result.data.next_cursor && <a href={pageHref(result.data.next_cursor)}>Older events</a>}
-        </nav>
       )}
     </section>
   );

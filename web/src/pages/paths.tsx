@@ -3,12 +3,14 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { FilterBar } from '../components/filter-bar';
 import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PathsSankey } from '../components/paths-sankey';
 import { PathsEdgesTable, PathsNodeDetails, PathsTopTable } from '../components/paths-tables';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { Empty } from '../components/states';
+import { readFilters, withFilters } from '../lib/filters';
 import { formatCount, isoDay } from '../lib/format';
 import { flowsOf, type PathNode, type PathsResult, parseNodeId, pathNodes, usersText } from '../lib/paths-graph';
 import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
@@ -86,7 +88,10 @@ export function PathsPage() {
   const { params: routeParams } = useRoute();
   const projectId = routeParams.id ?? '';
   const { params, search, setParams } = useQueryState();
-  const { draft, request, node } = readQuery(params);
+  const { draft, request: form, node } = readQuery(params);
+  // The filter bar's list keeps the events that match it before paths are formed (docs/insights.md).
+  const filters = readFilters(params.get('filters'));
+  const request = filters.length > 0 ? ({ ...form, filters } as PathsRequest) : form;
   const result = useResource(
     () => unwrap(api.POST('/projects/{id}/insights/paths', { params: { path: { id: projectId } }, body: request })),
     [projectId, JSON.stringify(request)],
@@ -105,7 +110,14 @@ export function PathsPage() {
         initial={draft}
         search={search}
         busy={result.state === 'loading'}
-        onSubmit={(next) => setParams(toQuery(next))}
+        onSubmit={(next) => setParams(withFilters(toQuery(next), filters))}
+      />
+      <FilterBar
+        projectId={projectId}
+        from={draft.from}
+        to={draft.to}
+        filters={filters}
+        onChange={(next) => setParams(withFilters(params, next))}
       />
       <InsightResult id="paths-result" heading="Paths" result={result} loadingWhat="the paths" planHint={PRO_CUSTOM}>
         {(answer) => <PathsAnswer answer={answer} selected={node} onSelect={select} />}

@@ -2,11 +2,13 @@ import { useRoute } from 'preact-iso';
 import { api, type Schemas, unwrap } from '../api/client';
 import { DateInput } from '../components/date-input';
 import { EventNameOptions, useEventNames } from '../components/event-names';
+import { FilterBar } from '../components/filter-bar';
 import { InsightResult } from '../components/insight-result';
 import { Page } from '../components/layout';
 import { PlanNarrowing } from '../components/plan-narrowing';
 import { ScrollRegion } from '../components/scroll-region';
 import { Empty } from '../components/states';
+import { readFilters, withFilters } from '../lib/filters';
 import { formatCount, formatDate, formatPercent, isoDay } from '../lib/format';
 import { dayParam, intParam, textParam, toParams, useQueryState, useUrlDraft } from '../lib/url-state';
 import { useResource } from '../lib/use-resource';
@@ -81,7 +83,10 @@ export function RetentionPage() {
   const { params: routeParams } = useRoute();
   const projectId = routeParams.id ?? '';
   const { params, search, setParams } = useQueryState();
-  const { draft, request } = readQuery(params);
+  const { draft, request: form } = readQuery(params);
+  // The filter bar's list narrows the cohort and return events alike (docs/insights.md).
+  const filters = readFilters(params.get('filters'));
+  const request = form && filters.length > 0 ? ({ ...form, filters } as RetentionRequest) : form;
   const result = useResource(
     () =>
       request === null
@@ -96,7 +101,14 @@ export function RetentionPage() {
         initial={draft}
         search={search}
         busy={result.state === 'loading' && request !== null}
-        onSubmit={(next) => setParams(toQuery(next))}
+        onSubmit={(next) => setParams(withFilters(toQuery(next), filters))}
+      />
+      <FilterBar
+        projectId={projectId}
+        from={draft.from}
+        to={draft.to}
+        filters={filters}
+        onChange={(next) => setParams(withFilters(params, next))}
       />
       <InsightResult
         id="retention-result"
@@ -200,10 +212,20 @@ function RetentionForm({
   );
 }
 
+const DAY_MS = 86_400_000;
+
+/** When period `p` of the cohort that starts on `cohortStart` ends, in ms. */
+function periodEnd(cohortStart: string, p: number, interval: 'day' | 'week'): number {
+  const length = interval === 'day' ? DAY_MS : 7 * DAY_MS;
+  return Date.parse(`${cohortStart.slice(0, 10)}T00:00:00Z`) + (p + 1) * length;
+}
+
 /** The cohort matrix as a table, each cell shaded by its share of the cohort (the legend says how). */
 function Cohorts({ answer }: { answer: RetentionResult }) {
   const unit = answer.interval === 'day' ? 'Day' : 'Week';
   const total = answer.cohorts.reduce((sum, cohort) => sum + cohort.users, 0);
+  // Events are read up to the end of date_to, and none exist after now.
+  const observedUntil = Math.min(Date.now(), Date.parse(`${answer.date_to}T00:00:00Z`) + DAY_MS);
   return (
     <>
       <PlanNarrowing echo={answer} what="events" />
@@ -253,10 +275,20 @@ function Cohorts({ answer }: { answer: RetentionResult }) {
                         }
                         const share = count / cohort.users;
                         const shade = shadeOf(share);
+                        // A period not over yet (today's, or one the window cuts) counts the users
+                        // so far: hatched as the legend says, and said to screen readers.
+                        const partial = periodEnd(cohort.cohort_start, p, answer.interval) > observedUntil;
                         return (
-                          <td key={p} class="num heat" style={{ background: shade.background, color: shade.color }} data-period={p}>
+                          <td
+                            key={p}
+                            class={partial ? 'num heat heat-partial' : 'num heat'}
+                            style={{ backgroundColor: shade.background, color: shade.color }}
+                            data-period={p}
+                            data-partial={partial ? 'true' : undefined}
+                          >
                             <span class="heat-count">{formatCount(count)}</span>
                             <span class="heat-share">{formatPercent(share)}</span>
+                            {partial && <span class="visually-hidden"> (period not over yet: so far)</span>}
                           </td>
                         );
                       })}

@@ -4,6 +4,7 @@ import { api, type Schemas, unwrap } from '../api/client';
 import { ApiFailure } from '../api/failure';
 import { ConnectTool } from '../components/connect-tool';
 import { Page } from '../components/layout';
+import { SavedQueries } from '../components/saved-queries';
 import { ScrollRegion } from '../components/scroll-region';
 import { SqlEditor, type SqlSchema } from '../components/sql-editor';
 import { Empty, FailureNotice, Loading } from '../components/states';
@@ -11,11 +12,9 @@ import { toCsv } from '../lib/csv';
 import { formatCount, formatDate, formatDateTime } from '../lib/format';
 import { addToHistory, clearHistory, type HistoryEntry, readHistory } from '../lib/sql-history';
 import { saveFile } from '../lib/streamed-download';
-import { useAction } from '../lib/use-action';
 import { type Resource, useResource } from '../lib/use-resource';
 
 type Result = Schemas['ProjectSqlResult'];
-type SavedQuery = Schemas['SavedQuery'];
 type Run =
   | { state: 'idle' }
   | { state: 'running'; previous: Run }
@@ -30,6 +29,37 @@ GROUP BY event_name
 ORDER BY events DESC
 LIMIT 100`;
 const PAGE_SIZES = [25, 50, 100] as const;
+
+/**
+ * Queries to start from. A property (`properties.<key>`) has no fixed type: it is grouped by after a
+ * cast (docs/project-sql.md, "Properties"), which the engine's own error does not say.
+ */
+const EXAMPLES: { label: string; sql: string }[] = [
+  { label: 'Events and users by name', sql: DEFAULT_QUERY },
+  {
+    label: 'Events by a property (country)',
+    sql: `SELECT properties.country::String AS country, count() AS events
+FROM events
+GROUP BY country
+ORDER BY events DESC
+LIMIT 100`,
+  },
+  {
+    label: 'Users by a numeric property (plan seats)',
+    sql: `SELECT toInt64OrZero(toString(properties.seats)) AS seats, uniq(user_id) AS users
+FROM events
+GROUP BY seats
+ORDER BY seats`,
+  },
+  {
+    label: 'Daily events of one name (a parameter)',
+    sql: `SELECT day, sum(events) AS events
+FROM events_daily
+WHERE event_name = {name:String}
+GROUP BY day
+ORDER BY day`,
+  },
+];
 const PREDEFINED_NOTE =
   'On your plan, events, events_daily and events_hourly hold only feedback_list, feedback_detail and submit_feedback. The Pro and Team plans read every event name.';
 
@@ -143,7 +173,10 @@ export function SqlConsolePage() {
             <p class="muted field-note">Without dates the query sees your plan's whole window, ending today.</p>
           </form>
         </section>
-        <SchemaPanel schema={schema} />
+        <div class="sql-side">
+          <SchemaPanel schema={schema} />
+          <Examples onOpen={(sql) => open(sql, false)} />
+        </div>
       </div>
       <Results run={run} onRetry={(sql) => void execute(sql)} />
       <div class="sql-layout">
@@ -188,6 +221,27 @@ function SchemaPanel({ schema }: { schema: Resource<SqlSchema> }) {
           ))}
         </>
       )}
+    </section>
+  );
+}
+
+function Examples({ onOpen }: { onOpen: (sql: string) => void }) {
+  return (
+    <section class="card" aria-labelledby="examples-heading">
+      <h2 id="examples-heading">Examples</h2>
+      <p class="muted field-note">
+        A property has no fixed type: cast it to group by it (<code>properties.country::String</code> or <code>toString(…)</code>).
+      </p>
+      <ul class="rows" aria-label="Example queries">
+        {EXAMPLES.map((example) => (
+          <li key={example.label} class="row">
+            <span>{example.label}</span>
+            <button type="button" onClick={() => onOpen(example.sql)}>
+              Open<span class="visually-hidden"> {example.label}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
     </section>
   );
 }
@@ -351,92 +405,6 @@ function Narrowing({ result }: { result: Result }) {
         </p>
       )}
     </>
-  );
-}
-
-function SavedQueries({
-  projectId,
-  saved,
-  text,
-  onOpen,
-  busy,
-}: {
-  projectId: string;
-  saved: Resource<SavedQuery[]>;
-  text: string;
-  onOpen: (sql: string, andRun: boolean) => void;
-  busy: boolean;
-}) {
-  const [name, setName] = useState('');
-  const action = useAction();
-  const save = () =>
-    action.run(async () => {
-      await unwrap(
-        api.POST('/projects/{id}/saved-queries', { params: { path: { id: projectId } }, body: { name: name.trim(), sql: text } }),
-      );
-      setName('');
-      saved.reload();
-    });
-  const remove = (query: SavedQuery) => {
-    if (!window.confirm(`Delete the saved query “${query.name}”?`)) return;
-    void action.run(async () => {
-      await unwrap(api.DELETE('/projects/{id}/saved-queries/{queryId}', { params: { path: { id: projectId, queryId: query.id } } }));
-      saved.reload();
-    });
-  };
-  return (
-    <section class="card" aria-labelledby="saved-heading">
-      <h2 id="saved-heading">Saved queries</h2>
-      <form
-        class="filters"
-        aria-label="Save the query"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save();
-        }}
-      >
-        <div class="field field-grow">
-          <label for="saved-name">Name</label>
-          <input id="saved-name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </div>
-        <button type="submit" disabled={action.busy || text.trim() === ''}>
-          Save query
-        </button>
-        <p class="muted field-note">Saves the editor's query for everyone with access to this project.</p>
-      </form>
-      {action.failure && <FailureNotice failure={action.failure} />}
-      {saved.state === 'failed' && <FailureNotice failure={saved.failure} onRetry={saved.reload} />}
-      {saved.state === 'loading' && !saved.data && <Loading what="saved queries" />}
-      {saved.data && saved.data.length === 0 && <Empty>No saved query yet.</Empty>}
-      {saved.data && saved.data.length > 0 && (
-        <ul class="rows" aria-label="Saved queries">
-          {saved.data.map((query) => (
-            <li key={query.id} class="row row-stacked">
-              <div class="row-main">
-                <span>
-                  <strong>{query.name}</strong>{' '}
-                  <span class="muted">
-                    by {query.created_by}, {formatDateTime(query.created_at)}
-                  </span>
-                </span>
-                <span class="button-row">
-                  <button type="button" onClick={() => onOpen(query.sql, false)}>
-                    Open<span class="visually-hidden"> {query.name}</span>
-                  </button>
-                  <button type="button" onClick={() => onOpen(query.sql, true)} disabled={busy}>
-                    Run<span class="visually-hidden"> {query.name}</span>
-                  </button>
-                  <button type="button" class="link-button" onClick={() => remove(query)} disabled={action.busy}>
-                    Delete<span class="visually-hidden"> {query.name}</span>
-                  </button>
-                </span>
-              </div>
-              <code class="sql-snippet">{query.sql}</code>
-            </li>
-          ))}
-        </ul>
-      )}
-    </section>
   );
 }
 

@@ -2,12 +2,25 @@ import { useEffect, useState } from 'preact/hooks';
 import { useAction } from '../../lib/use-action';
 import { CATEGORY_LABELS, type PanelEnv } from '../panel-env';
 import { type Feedback, type FeedbackCategory, refusalText, unwrap } from '../public-api';
+import { SimilarMatches, useSimilar } from './similar-matches';
 
 /**
  * A new item with a category. `website` is the honeypot: hidden from people (and from assistive
- * technology), filled in by naive bots, refused by the service when not empty.
+ * technology), filled in by naive bots, refused by the service when not empty. Under the title,
+ * the items like it (similar-matches.tsx): voting for one of them instead closes the form
+ * (onVoted).
  */
-export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (item: Feedback) => void; onCancel: () => void }) {
+export function SubmitForm({
+  env,
+  onDone,
+  onCancel,
+  onVoted,
+}: {
+  env: PanelEnv;
+  onDone: (item: Feedback) => void;
+  onCancel: () => void;
+  onVoted: (item: Pick<Feedback, 'id' | 'title'>) => void;
+}) {
   const [title, setTitle] = useState('');
   const [description, setDescription] = useState('');
   const [category, setCategory] = useState<FeedbackCategory>('feature_request');
@@ -15,6 +28,7 @@ export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (
   const { busy, failure, run } = useAction();
   const problem = failure && refusalText(failure);
   const { visitor } = env;
+  const matches = useSimilar(env, title);
 
   useEffect(() => env.track('submit_feedback', { step: 'opened' }), [env.api]);
 
@@ -38,6 +52,7 @@ export function SubmitForm({ env, onDone, onCancel }: { env: PanelEnv; onDone: (
         Title
         <input required maxLength={200} value={title} onInput={(event) => setTitle(event.currentTarget.value)} />
       </label>
+      <SimilarMatches env={env} matches={matches} onVoted={onVoted} />
       <label>
         Description
         <textarea required maxLength={5000} rows={5} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />
