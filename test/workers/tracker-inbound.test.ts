@@ -7,7 +7,7 @@ import { until } from '../helpers/eventually.js';
 import { expectError } from '../helpers/expect.js';
 import { createFeedback, createProject, type TestProject } from '../helpers/factories.js';
 import { requestTo, useTestServer } from '../helpers/server.js';
-import { type GithubStandin, type LinearStandin, startGithubStandin, startLinearStandin } from '../helpers/trackers.js';
+import { startGithubStandin, startLinearStandin } from '../helpers/trackers.js';
 
 /*
  * The trackers' webhooks (issue 42, docs/integrations.md "In"): signed as GitHub and Linear sign
