@@ -32,10 +32,13 @@ const NAMES_BY_CODE = new Map<number, string>(Object.values(CH).map(({ code, nam
 
 /**
  * HTTP statuses by error name, as ClickHouse's exceptionCodeToHTTPStatus.cpp gives them; any
- * other code is a 500. One deliberate difference: READONLY (164) is a 403 here, as the issue that
- * specified this interface asks (a refusal, not a fault). ClickHouse's list leaves READONLY out, so
- * a server answers it with 500; clients read the code from X-ClickHouse-Exception-Code and the
- * body, not from the status, so none behaves differently.
+ * other code is a 500. Deliberate differences, each a refusal and not a fault: READONLY (164) is a
+ * 403, as the issue that specified this interface asks; QUOTA_EXCEEDED (201, a spent rate limit)
+ * and TOO_MANY_SIMULTANEOUS_QUERIES (202, the lane is full) are a 429, the status their
+ * Retry-After belongs to and the one the JSON API gives the same refusals. ClickHouse's list leaves
+ * these out, so a server answers them with 500 (an operator's 5xx alarm would count a busy lane
+ * as a failure); clients read the code from X-ClickHouse-Exception-Code and the body, not from the
+ * status, so none behaves differently.
  */
 const STATUS_BY_NAME: Record<string, number> = {
   REQUIRED_PASSWORD: 401,
@@ -88,6 +91,8 @@ const STATUS_BY_NAME: Record<string, number> = {
       'UNKNOWN_ROLE',
     ].map((n) => [n, 404]),
   ),
+  QUOTA_EXCEEDED: 429,
+  TOO_MANY_SIMULTANEOUS_QUERIES: 429,
   QUERY_IS_TOO_LARGE: 413,
   NOT_IMPLEMENTED: 501,
   SOCKET_TIMEOUT: 503,
