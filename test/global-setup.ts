@@ -6,6 +6,7 @@ import { createSql } from '../src/oltp/db.js';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/oltp/embedded-postgres.js';
 import { migratePostgres } from '../src/oltp/migrations.js';
 import { databaseUrlFor } from './helpers/database.js';
+import { buildService } from './helpers/service-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,6 +27,9 @@ declare module 'vitest' {
  * clones (so each file's outbox relay sees only its own facts), and one shared database.
  */
 export default async function setup(project: TestProject) {
+  // The JavaScript that spawned services run (helpers/service-build.ts): built from the sources
+  // of this checkout at every run, so no test can start an older service.
+  await buildService();
   let embedded: EmbeddedPostgresHandle | undefined;
   let embeddedDir: string | undefined;
   let serverUrl = process.env.DATABASE_URL;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stopWhenDone } from './lifecycle.js';
+import { builtScriptArgs } from './service-build.js';
 
 /** The repository root: the working directory of every spawned service process. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -68,7 +69,7 @@ export const PROCESS_TEST_TIMEOUT_MS = 300_000;
 /** The limit a wait really gets: the caller's, or the floor if that is longer. */
 const generous = (timeoutMs: number) => Math.max(timeoutMs, PROCESS_WAIT_FLOOR_MS);
 
-/** A `tsx <script>` child process (or node with other arguments) whose output is collected as it arrives. */
+/** A child process running a script of the repository, whose output is collected as it arrives. */
 export class ServiceProcess {
   readonly child: ChildProcess;
   stdout = '';
@@ -78,12 +79,14 @@ export class ServiceProcess {
   readonly exited: Promise<Exit>;
   private readonly listeners = new Set<() => void>();
 
-  /** `args` replaces `--import tsx <script>` (then `script` only names the process in messages). */
-  constructor(script: string, env: NodeJS.ProcessEnv, args: readonly string[] = ['--import', 'tsx', script]) {
+  /**
+   * `args` replaces the default (then `script` only names the process in messages): a script of
+   * src/ runs from the suite's build of the service (service-build.ts), any other with tsx.
+   */
+  constructor(script: string, env: NodeJS.ProcessEnv, args: readonly string[] = builtScriptArgs(script) ?? tsxArgs(script)) {
     // A process group of its own, so cleanup can also reach whatever the service started
     // (the embedded PostgreSQL) if the service itself fails to stop it.
-    // As the npm scripts run it: node with tsx's loader, no wrapper process between us and the
-    // service, so signals reach the service itself.
+    // Node itself, no wrapper process between us and the service, so signals reach the service.
     this.child = spawn(process.execPath, [...args], {
       cwd: REPO_ROOT,
       env,
@@ -223,6 +226,14 @@ function tracked(proc: ServiceProcess): ServiceProcess {
  */
 export function spawnScript(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
   return tracked(new ServiceProcess(script, env));
+}
+
+/** `node --import tsx <script>`: how the npm scripts run it (`npm start`). */
+export const tsxArgs = (script: string) => ['--import', 'tsx', script];
+
+/** Spawns `<script>` exactly as its npm script does, with tsx's loader (not the suite's build). */
+export function spawnScriptWithTsx(script: string, env: NodeJS.ProcessEnv): ServiceProcess {
+  return tracked(new ServiceProcess(script, env, tsxArgs(script)));
 }
 
 /** Spawns `node <args>` (e.g. `--import tsx -e <code>`) with exactly this environment; `name` is for messages. */

@@ -18,6 +18,7 @@ import {
   serviceEnv,
   spawnNode,
   spawnScript,
+  spawnScriptWithTsx,
   stopAll,
 } from '../helpers/process.js';
 import { call as callService } from '../helpers/service.js';
@@ -261,8 +262,9 @@ describe('embedded quick start (DATABASE_URL unset)', () => {
     const base = `http://127.0.0.1:${port}`;
     const env = serviceEnv({ PORT: String(port), DATA_DIR: dataDir });
 
-    // First start: a fresh machine.
-    const first = spawnScript('src/main.ts', env);
+    // First start: a fresh machine, started exactly as `npm start` starts it (tsx's loader; the
+    // other spawned services run the suite's build of the same sources, test/helpers/service-build.ts).
+    const first = spawnScriptWithTsx('src/main.ts', env);
     const curl = await first.waitForStdout(CURL_LINE, PROCESS_WAIT_FLOOR_MS);
     const tokenLine = first.stdout.match(OPERATOR_TOKEN_LINE);
     expect(tokenLine, first.describe()).not.toBeNull();
