@@ -1,26 +1,7 @@
-import { createLogger } from './core/logger.js';
-import { createClickHouse } from './olap/clickhouse.js';
-import { configOrExit, exitOnStartupError, migrateAll } from './runtime/bootstrap.js';
-import { openPostgres } from './runtime/services.js';
+import { startProcess } from './runtime/process-entry.js';
 
 /**
- * `npm run migrate`: applies pending migrations and exits; safe to run twice or concurrently.
- * ClickHouse is migrated here only on a server (CLICKHOUSE_URL): embedded chDB's directory
- * belongs to the running API process, which migrates it at start.
+ * `npm run migrate`: applies pending migrations and exits (runtime/migrate-process.ts). The config
+ * is read first, before the service's modules load.
  */
-async function main() {
-  const config = configOrExit();
-  const logger = createLogger(config.logLevel);
-  const postgres = await openPostgres(config, logger);
-  const clickhouse = config.clickhouseUrl
-    ? createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir, cluster: config.clickhouseCluster })
-    : undefined;
-  try {
-    await migrateAll({ sql: postgres.sql, clickhouse, logger, config });
-  } finally {
-    await clickhouse?.close();
-    await postgres.close();
-  }
-}
-
-main().catch(exitOnStartupError);
+startProcess(() => import('./runtime/migrate-process.js'));

@@ -38,7 +38,7 @@ export type ApiDeps = {
   /** Where acknowledged events reach the live view's streams; absent: one in memory (a single process). */
   liveFeed?: LiveFeed | undefined;
   /**
-   * The ClickHouse interface's handler, when the process also serves it on its own port (main.ts),
+   * The ClickHouse interface's handler, when the process also serves it on its own port (runtime/api-process.ts),
    * so both places share one lane; absent: the app makes its own for /clickhouse.
    */
   clickhouseInterface?: ClickhouseHandler | undefined;

@@ -1,24 +1,10 @@
 import type { Config } from '../core/config.js';
-import { ConfigError, loadConfig } from '../core/config.js';
 import type { Logger } from '../core/logger.js';
 import type { ClickHouseClient } from '../olap/clickhouse.js';
 import { migrateClickHouse } from '../olap/migrations.js';
 import type { Sql } from '../oltp/db.js';
 import { migratePostgres } from '../oltp/migrations.js';
 import type { Services } from './services.js';
-
-/** Reads the config or exits with the one-line message that names the bad variable. */
-export function configOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
 
 /**
  * Applies pending migrations: PostgreSQL, and ClickHouse when a client is given. Logs one line
@@ -46,7 +32,7 @@ export async function migrateAll(deps: {
  * (acknowledged events are durable by then: docs/operations.md, "Stopping"). Not process.exit: an
  * embedded engine call that never returns makes exit() wait for it in the engine's destructors
  * (measured: a process.exit() with a chDB call stuck in an open() never ended). `exit` replaces
- * process.exit for the graceful end (main.ts ends with SIGKILL too when the engine holds a call).
+ * process.exit for the graceful end (runtime/api-process.ts ends with SIGKILL too when the engine holds a call).
  */
 export function onShutdownSignal(
   services: Pick<Services, 'logger'>,
@@ -94,19 +80,4 @@ export async function endNow(logger: Logger): Promise<never> {
   });
   process.kill(process.pid, 'SIGKILL');
   return new Promise<never>(() => {});
-}
-
-/**
- * Ends a failed start with what failed. A dependency that rejects without an Error (the embedded
- * PostgreSQL's start once rejected with `undefined`) still gets a sentence, never `undefined`.
- */
-export function exitOnStartupError(error: unknown): never {
-  const text =
-    error instanceof Error
-      ? (error.stack ?? error.message)
-      : error === undefined || error === null || String(error).trim() === ''
-        ? 'a start-up step failed without saying why (see the log lines above); check that DATA_DIR is writable and that no other process of this service uses it, then start again'
-        : String(error);
-  process.stderr.write(`start-up failed: ${text}\n`);
-  process.exit(1);
 }
