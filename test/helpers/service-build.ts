@@ -1,4 +1,4 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -24,9 +24,12 @@ async function sources(dir: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-/** Transforms every module of src/ into SERVICE_BUILD_DIR (about half a second), replacing what was there. */
+/**
+ * Transforms every module of src/ into SERVICE_BUILD_DIR (about half a second), over what was
+ * there: not removed first, so a second run in the same checkout never finds it missing (a module
+ * since deleted from src/ stays behind, imported by nothing).
+ */
 export async function buildService(): Promise<void> {
-  await rm(SERVICE_BUILD_DIR, { recursive: true, force: true });
   await build({
     entryPoints: await sources(path.join(REPO_ROOT, 'src')),
     outbase: path.join(REPO_ROOT, 'src'),
