@@ -368,7 +368,8 @@ describe('filters, measures, comparison, sessions and the timeline', () => {
           .textContent(),
       )
       .toMatch(/\+71\.4% vs previous period/);
-    expect(await page.locator('.chart .u-legend').textContent()).toContain('Events (previous period)');
+    // The summary and the series are two answers: the chart may be redrawn after the tiles change.
+    await expect.poll(() => page.locator('.chart .u-legend').textContent()).toContain('Events (previous period)');
     const breakdown = page.getByTestId('breakdown-table');
     await expect.poll(() => breakdown.getByRole('row').filter({ hasText: 'signed_in' }).textContent()).toContain('+250%');
     expect(await breakdown.getByRole('row').filter({ hasText: 'checkout' }).textContent()).toContain('0%');
